@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/causeway/causeway/eventstore"
+	httpapi "github.com/causeway/causeway/http"
+)
+
+// Main is the whole product in one value: main() and the end-to-end tests both build one,
+// Run it and Close it.
+type Main struct {
+	Config  Config
+	Logger  *slog.Logger
+	Version string
+
+	Store eventstore.Store
+
+	closers  []func() error // run in reverse order by Close
+	server   *http.Server
+	listener net.Listener
+	serveErr chan error
+}
+
+// NewMain returns a Main for cfg that logs to stderr.
+func NewMain(cfg Config, stderr io.Writer, version string) *Main {
+	return &Main{Config: cfg, Logger: newLogger(cfg, stderr), Version: version}
+}
+
+func newLogger(cfg Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// Run opens every backend, then starts serving and returns; Err reports if serving stops.
+// On failure it closes whatever it had opened.
+func (m *Main) Run(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			_ = m.Close()
+		}
+	}()
+	cfg := m.Config
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return fmt.Errorf("data directory %s: %w", cfg.DataDir, err)
+	}
+
+	startCtx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout)
+	defer cancel()
+	m.Store, err = openWithRetry(startCtx, m.Logger, "event store", func(ctx context.Context) (eventstore.Store, error) {
+		return eventstore.Open(ctx, cfg.EventStoreURL)
+	})
+	if err != nil {
+		return fmt.Errorf("event store %s: %w", eventstore.Redact(cfg.EventStoreURL), err)
+	}
+	m.closers = append(m.closers, m.Store.Close)
+
+	readModels, err := openReadModels(startCtx, cfg)
+	if err != nil {
+		return err
+	}
+	m.closers = append(m.closers, readModels.close)
+	analytics, err := openAnalytics(startCtx, cfg)
+	if err != nil {
+		return err
+	}
+	m.closers = append(m.closers, analytics.close)
+
+	health := &httpapi.Health{
+		Version: m.Version,
+		Started: time.Now(),
+		Checks: []httpapi.Check{
+			{Name: "eventstore", Backend: eventStoreBackend(cfg.EventStoreURL), Ping: m.Store.Ping},
+			readModels.check,
+			analytics.check,
+		},
+	}
+	handler := httpapi.NewRouter(httpapi.Deps{Logger: m.Logger, Health: health, Version: m.Version})
+
+	m.listener, err = net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	m.server = &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
+	}
+	m.serveErr = make(chan error, 1)
+	go func() {
+		if err := m.server.Serve(m.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.serveErr <- err
+		}
+		close(m.serveErr)
+	}()
+	m.Logger.Info("causeway serving", "addr", m.listener.Addr().String(), "base_path", httpapi.BasePath,
+		"eventstore", eventstore.Redact(cfg.EventStoreURL), "readmodels", readModels.check.Backend,
+		"analytics", analytics.check.Backend, "version", m.Version)
+	return nil
+}
+
+// URL is the base URL the server answers on, e.g. http://127.0.0.1:8787/v1.
+func (m *Main) URL() string {
+	addr := m.listener.Addr().(*net.TCPAddr)
+	host := addr.IP.String()
+	if addr.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, fmt.Sprint(addr.Port)) + httpapi.BasePath
+}
+
+// Err delivers an error if the server stops serving by itself; it is closed on shutdown.
+func (m *Main) Err() <-chan error { return m.serveErr }
+
+// Close stops serving (letting requests in flight finish, up to the shutdown timeout) and
+// closes every backend.
+func (m *Main) Close() error {
+	var errs []error
+	if m.server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
+		errs = append(errs, m.server.Shutdown(ctx))
+		cancel()
+	}
+	for i := len(m.closers) - 1; i >= 0; i-- {
+		errs = append(errs, m.closers[i]())
+	}
+	m.closers = nil
+	return errors.Join(errs...)
+}
+
+// openWithRetry opens a backend, retrying while it is unavailable (a server still starting)
+// until ctx ends; a configuration error fails at once.
+func openWithRetry[T any](ctx context.Context, log *slog.Logger, what string, open func(context.Context) (T, error)) (T, error) {
+	backoff := 200 * time.Millisecond
+	for {
+		v, err := open(ctx)
+		if err == nil || !errors.Is(err, eventstore.ErrUnavailable) {
+			return v, err
+		}
+		log.Warn("backend not ready, retrying", "backend", what, "error", err, "in", backoff)
+		select {
+		case <-ctx.Done():
+			return v, err
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 3*time.Second)
+	}
+}

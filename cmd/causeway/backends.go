@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	httpapi "github.com/causeway/causeway/http"
+	"github.com/causeway/causeway/migrations"
+)
+
+// backend is an opened read-side store: how health checks it and how to close it. The read
+// models (issue 4) and analytics (issue 6) grow into these; for now they are opened, migrated
+// and watched, so that a bad URL fails at start and an outage shows in health.
+type backend struct {
+	check httpapi.Check
+	close func() error
+}
+
+func eventStoreBackend(rawURL string) string {
+	scheme, _, _ := strings.Cut(strings.ToLower(rawURL), "://")
+	switch {
+	case strings.HasPrefix(scheme, "postgres"):
+		return "postgres"
+	case scheme == "sqlite":
+		return "sqlite"
+	}
+	return "esdb"
+}
+
+// openReadModels opens PostgreSQL for the read models when DATABASE_URL is set; otherwise the
+// read models live in memory, rebuilt from the events at start.
+func openReadModels(ctx context.Context, cfg Config) (backend, error) {
+	if cfg.DatabaseURL == "" {
+		return backend{
+			check: httpapi.Check{Name: "readmodels", Backend: "memory", Ping: func(context.Context) error { return nil }},
+			close: func() error { return nil },
+		}, nil
+	}
+	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return backend{}, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	if err := migrations.ApplyPostgres(ctx, pool, migrations.Postgres); err != nil {
+		pool.Close()
+		return backend{}, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	return backend{
+		check: httpapi.Check{Name: "readmodels", Backend: "postgres", Ping: pool.Ping},
+		close: func() error { pool.Close(); return nil },
+	}, nil
+}
+
+// openAnalytics opens ClickHouse when CLICKHOUSE_URL is set, over the native protocol (the
+// only one that works with every release we support); otherwise a SQLite file in the data
+// directory.
+func openAnalytics(ctx context.Context, cfg Config) (backend, error) {
+	if cfg.ClickHouseURL != "" {
+		opts, err := clickhouse.ParseDSN(cfg.ClickHouseURL)
+		if err != nil {
+			return backend{}, fmt.Errorf("CLICKHOUSE_URL: %v", err)
+		}
+		opts.Protocol = clickhouse.Native
+		conn, err := clickhouse.Open(opts)
+		if err != nil {
+			return backend{}, fmt.Errorf("CLICKHOUSE_URL: %v", err)
+		}
+		if err := conn.Ping(ctx); err != nil {
+			_ = conn.Close()
+			return backend{}, fmt.Errorf("CLICKHOUSE_URL: ClickHouse does not answer: %v", err)
+		}
+		return backend{
+			check: httpapi.Check{Name: "analytics", Backend: "clickhouse", Ping: conn.Ping},
+			close: conn.Close,
+		}, nil
+	}
+	path := filepath.Join(cfg.DataDir, "analytics.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return backend{}, fmt.Errorf("analytics %s: %w", path, err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return backend{}, fmt.Errorf("analytics %s: %w", path, err)
+	}
+	return backend{
+		check: httpapi.Check{Name: "analytics", Backend: "sqlite", Ping: db.PingContext},
+		close: db.Close,
+	}, nil
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything Causeway reads from its environment. Defaults give the embedded mode:
+// no servers, SQLite files in the data directory, in-memory read models.
+type Config struct {
+	Addr          string // CAUSEWAY_ADDR
+	DataDir       string // CAUSEWAY_DATA_DIR
+	EventStoreURL string // EVENTSTORE_URL; default sqlite://DATA_DIR/events.db
+	DatabaseURL   string // DATABASE_URL; empty: read models in memory
+	ClickHouseURL string // CLICKHOUSE_URL; empty: analytics in SQLite in the data directory
+
+	ShutdownTimeout time.Duration // CAUSEWAY_SHUTDOWN_TIMEOUT
+	StartupTimeout  time.Duration // CAUSEWAY_STARTUP_TIMEOUT: how long to wait for backends at start
+	LogLevel        string        // CAUSEWAY_LOG_LEVEL: debug, info, warn, error
+	LogFormat       string        // CAUSEWAY_LOG_FORMAT: text or json
+
+	// The specification's self-hosting variables, under their own names.
+	Features                Features
+	LogRetentionDisplay     int    // LOG_RETENTION_DISPLAY, days
+	MetricsRetentionDisplay int    // METRICS_RETENTION_DISPLAY, days
+	DBSSL                   string // DB_SSL, applied to DATABASE_URL
+	DBSSLCA                 string // DB_SSL_CA
+	DBSSLCert               string // DB_SSL_CERT
+	DBSSLKey                string // DB_SSL_KEY
+}
+
+// Features are the specification's feature flags: each on unless set to OFF.
+type Features struct {
+	Guardrails  bool // GUARDRAILS_ENABLED
+	APIAccess   bool // API_ACCESS_ENABLED: the admin API
+	DataExports bool // DATA_EXPORTS_ENABLED
+	UsageLimits bool // USAGE_LIMITS_ENABLED
+	AuditLogs   bool // AUDIT_LOGS_ENABLED
+	SCIM        bool // SCIM_ENABLED
+	Policy      bool // POLICY_ENABLED
+}
+
+// dbSSLModes maps DB_SSL to PostgreSQL's sslmode. BUNDLE (a managed database's CA bundle)
+// verifies the server against DB_SSL_CA.
+var dbSSLModes = map[string]string{
+	"DISABLED":        "disable",
+	"PREFERRED":       "prefer",
+	"REQUIRED":        "require",
+	"VERIFY_CA":       "verify-ca",
+	"VERIFY_IDENTITY": "verify-full",
+	"BUNDLE":          "verify-full",
+}
+
+// LoadConfig reads the configuration from getenv (os.Getenv in production) and validates it.
+// The error lists every problem, one per line, so one start-up attempt shows them all.
+func LoadConfig(getenv func(string) string) (Config, error) {
+	var problems []error
+	c := Config{
+		Addr:                    envOr(getenv, "CAUSEWAY_ADDR", ":8787"),
+		DataDir:                 envOr(getenv, "CAUSEWAY_DATA_DIR", "./data"),
+		DatabaseURL:             getenv("DATABASE_URL"),
+		ClickHouseURL:           getenv("CLICKHOUSE_URL"),
+		LogLevel:                strings.ToLower(envOr(getenv, "CAUSEWAY_LOG_LEVEL", "info")),
+		LogFormat:               strings.ToLower(envOr(getenv, "CAUSEWAY_LOG_FORMAT", "text")),
+		DBSSL:                   strings.ToUpper(getenv("DB_SSL")),
+		DBSSLCA:                 getenv("DB_SSL_CA"),
+		DBSSLCert:               getenv("DB_SSL_CERT"),
+		DBSSLKey:                getenv("DB_SSL_KEY"),
+		LogRetentionDisplay:     90,
+		MetricsRetentionDisplay: 365,
+		ShutdownTimeout:         15 * time.Second,
+		StartupTimeout:          30 * time.Second,
+	}
+	c.EventStoreURL = envOr(getenv, "EVENTSTORE_URL", "sqlite://"+filepath.Join(c.DataDir, "events.db"))
+
+	flag := func(name string) bool {
+		switch v := strings.ToUpper(strings.TrimSpace(getenv(name))); v {
+		case "", "ON":
+			return true
+		case "OFF":
+			return false
+		default:
+			problems = append(problems, fmt.Errorf("%s=%q: must be ON or OFF", name, getenv(name)))
+			return true
+		}
+	}
+	c.Features = Features{
+		Guardrails:  flag("GUARDRAILS_ENABLED"),
+		APIAccess:   flag("API_ACCESS_ENABLED"),
+		DataExports: flag("DATA_EXPORTS_ENABLED"),
+		UsageLimits: flag("USAGE_LIMITS_ENABLED"),
+		AuditLogs:   flag("AUDIT_LOGS_ENABLED"),
+		SCIM:        flag("SCIM_ENABLED"),
+		Policy:      flag("POLICY_ENABLED"),
+	}
+	days := func(name string, dst *int) {
+		if v := getenv(name); v != "" {
+			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), "d"))
+			if err != nil || n < 1 || n > 3650 {
+				problems = append(problems, fmt.Errorf("%s=%q: must be a whole number of days from 1 to 3650", name, v))
+				return
+			}
+			*dst = n
+		}
+	}
+	days("LOG_RETENTION_DISPLAY", &c.LogRetentionDisplay)
+	days("METRICS_RETENTION_DISPLAY", &c.MetricsRetentionDisplay)
+	duration := func(name string, dst *time.Duration) {
+		if v := getenv(name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				problems = append(problems, fmt.Errorf("%s=%q: must be a duration such as 15s", name, v))
+				return
+			}
+			*dst = d
+		}
+	}
+	duration("CAUSEWAY_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout)
+	duration("CAUSEWAY_STARTUP_TIMEOUT", &c.StartupTimeout)
+
+	problems = append(problems, c.Validate())
+	if err := errors.Join(problems...); err != nil {
+		return c, err
+	}
+	c.DatabaseURL = c.withDBSSL(c.DatabaseURL)
+	return c, nil
+}
+
+// Validate reports every problem of c at once.
+func (c Config) Validate() error {
+	var problems []error
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
+
+	if _, port, err := net.SplitHostPort(c.Addr); err != nil {
+		bad("CAUSEWAY_ADDR=%q: must be host:port or :port", c.Addr)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		bad("CAUSEWAY_ADDR=%q: port must be a number from 0 to 65535", c.Addr)
+	}
+	if strings.TrimSpace(c.DataDir) == "" {
+		bad("CAUSEWAY_DATA_DIR: must not be empty")
+	}
+	checkURL := func(name, raw string, schemes ...string) {
+		if raw == "" {
+			return
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			// The parse error quotes the URL, password included: say only where it is wrong.
+			bad("%s: not a URL", name)
+			return
+		}
+		for _, s := range schemes {
+			if strings.EqualFold(u.Scheme, s) {
+				if s != "sqlite" && u.Host == "" {
+					bad("%s=%s: has no host", name, u.Redacted())
+				}
+				return
+			}
+		}
+		bad("%s=%s: scheme must be one of %s", name, u.Redacted(), strings.Join(schemes, ", "))
+	}
+	checkURL("EVENTSTORE_URL", c.EventStoreURL, "sqlite", "postgres", "postgresql", "esdb", "esdb+discover",
+		"kurrentdb", "kurrentdb+discover", "kurrent", "kurrent+discover")
+	if strings.HasPrefix(strings.ToLower(c.EventStoreURL), "sqlite://") && strings.TrimPrefix(c.EventStoreURL[len("sqlite://"):], "/") == "" {
+		bad("EVENTSTORE_URL=%q: sqlite needs a file path, as in sqlite://./data/events.db", c.EventStoreURL)
+	}
+	checkURL("DATABASE_URL", c.DatabaseURL, "postgres", "postgresql")
+	checkURL("CLICKHOUSE_URL", c.ClickHouseURL, "clickhouse", "tcp")
+
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("CAUSEWAY_LOG_LEVEL=%q: must be debug, info, warn or error", c.LogLevel)
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		bad("CAUSEWAY_LOG_FORMAT=%q: must be text or json", c.LogFormat)
+	}
+	if c.DBSSL != "" {
+		if _, ok := dbSSLModes[c.DBSSL]; !ok {
+			bad("DB_SSL=%q: must be DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY or BUNDLE", c.DBSSL)
+		}
+		if c.DBSSL == "BUNDLE" && c.DBSSLCA == "" {
+			bad("DB_SSL=BUNDLE: needs DB_SSL_CA, the provider's certificate bundle")
+		}
+	}
+	for name, path := range map[string]string{"DB_SSL_CA": c.DBSSLCA, "DB_SSL_CERT": c.DBSSLCert, "DB_SSL_KEY": c.DBSSLKey} {
+		if path == "" {
+			continue
+		}
+		if _, err := os.Stat(path); err != nil {
+			bad("%s=%q: file is not readable", name, path)
+		}
+	}
+	if (c.DBSSLCert == "") != (c.DBSSLKey == "") {
+		bad("DB_SSL_CERT and DB_SSL_KEY: set both or neither")
+	}
+	return errors.Join(problems...)
+}
+
+// withDBSSL applies the DB_SSL settings to a PostgreSQL URL. Settings already in the URL win.
+func (c Config) withDBSSL(raw string) string {
+	if raw == "" || c.DBSSL == "" {
+		return raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	q := u.Query()
+	set := func(k, v string) {
+		if v != "" && q.Get(k) == "" {
+			q.Set(k, v)
+		}
+	}
+	set("sslmode", dbSSLModes[c.DBSSL])
+	set("sslrootcert", c.DBSSLCA)
+	set("sslcert", c.DBSSLCert)
+	set("sslkey", c.DBSSLKey)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func envOr(getenv func(string) string, name, def string) string {
+	if v := strings.TrimSpace(getenv(name)); v != "" {
+		return v
+	}
+	return def
+}

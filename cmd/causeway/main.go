@@ -1,0 +1,80 @@
+// Command causeway is the AI gateway and its admin API in one binary.
+//
+//	causeway serve     serve the gateway and the admin API on CAUSEWAY_ADDR (default :8787)
+//	causeway version   print the version
+//
+// Configuration comes from the environment; see README.md.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	_ "modernc.org/sqlite" // the analytics store's driver in embedded mode
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+const usage = `usage: causeway <command>
+
+commands:
+  serve     serve the gateway and admin API (configuration from the environment)
+  version   print the version
+`
+
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serve(getenv, stderr)
+	case "version":
+		fmt.Fprintln(stdout, version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "causeway: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
+
+func serve(getenv func(string) string, stderr io.Writer) int {
+	cfg, err := LoadConfig(getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "causeway: the configuration has problems:\n%v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	m := NewMain(cfg, stderr, version)
+	if err := m.Run(ctx); err != nil {
+		fmt.Fprintf(stderr, "causeway: %v\n", err)
+		return 1
+	}
+	code := 0
+	select {
+	case <-ctx.Done():
+		m.Logger.Info("shutting down")
+	case err := <-m.Err():
+		m.Logger.Error("server stopped", "error", err)
+		code = 1
+	}
+	if err := m.Close(); err != nil {
+		m.Logger.Error("shutdown", "error", err)
+		code = 1
+	}
+	return code
+}

@@ -1,0 +1,71 @@
+// Package domain is Causeway's control-plane model: aggregates folded from their events and
+// decisions (state, command) → events | error. It imports only the standard library; it knows
+// nothing of HTTP, SQL or the event store's backends.
+package domain
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code classifies an application error. The HTTP layer maps each code to one status, in one
+// place; nothing else chooses status codes.
+type Code string
+
+const (
+	CodeInvalid      Code = "invalid"       // the request breaks a rule: 400
+	CodeUnauthorized Code = "unauthorized"  // no or unknown credentials: 401
+	CodeForbidden    Code = "forbidden"     // known credentials, too few rights: 403
+	CodeNotFound     Code = "not_found"     // 404
+	CodeConflict     Code = "conflict"      // state changed underneath, or already exists: 409
+	CodeTooLarge     Code = "too_large"     // body over the limit: 413
+	CodeRateLimited  Code = "rate_limited"  // 429
+	CodeUnavailable  Code = "unavailable"   // a backend is down or too slow: 503
+	CodeInternal     Code = "internal"      // a bug: 500, details logged and never returned
+	CodeDisabled     Code = "disabled"      // switched off by configuration: 403
+	CodeNotAllowed   Code = "not_allowed"   // method not allowed on this path: 405
+	CodeUnsupported  Code = "not_supported" // the provider or endpoint cannot do this: 400
+)
+
+// Error is the one error type of the application. Message is safe to show to the client;
+// Param names the offending field when there is one.
+type Error struct {
+	Code    Code
+	Message string
+	Param   string
+	// Detail is an optional machine code of the specification's own, such as AB01.
+	Detail string
+	Err    error // cause, for logs only
+}
+
+func (e *Error) Error() string {
+	msg := string(e.Code) + ": " + e.Message
+	if e.Param != "" {
+		msg += " (" + e.Param + ")"
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf builds an Error with a formatted client-safe message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Invalid reports a field that breaks a rule; the message should name the bound.
+func Invalid(param, format string, args ...any) *Error {
+	return &Error{Code: CodeInvalid, Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of err's Error, or CodeInternal when it has none.
+func ErrorCode(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}

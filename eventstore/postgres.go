@@ -1,0 +1,354 @@
+package eventstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/causeway/causeway/migrations"
+)
+
+// Postgres is the event store on PostgreSQL.
+//
+// Gaps: a sequence hands out numbers at insert but they become visible at commit, so with
+// concurrent writers a reader could see position 7 before 6 commits and skip 6 for ever.
+// Here every append first locks the one row of es_head and takes its positions from it, so
+// appends are serialised from position assignment to commit: a later append cannot get a
+// position until the earlier one has committed (PostgreSQL makes a commit visible before it
+// releases the transaction's locks) or rolled back (which rolls the head back too, so
+// positions stay dense). Readers therefore never observe a gap. The cost is one append at a
+// time across the store, which admin traffic does not come near.
+//
+// Subscribers are woken by LISTEN/NOTIFY (the NOTIFY is sent at commit) and, as a fallback,
+// poll once a second.
+type Postgres struct {
+	pool    *pgxpool.Pool
+	connStr string
+	wake    *wakeup
+	poll    time.Duration
+
+	listenOnce sync.Once
+	stop       context.CancelFunc
+	stopped    chan struct{}
+
+	// beforeCommit, when set (tests only), runs inside the append transaction just before
+	// COMMIT; an error rolls the append back.
+	beforeCommit func(ctx context.Context) error
+}
+
+var _ Store = (*Postgres)(nil)
+
+const (
+	pgNotifyChannel = "causeway_events"
+	pgPoll          = time.Second
+)
+
+// OpenPostgres connects to rawURL and applies migrations/postgres to its current schema (the
+// URL may set search_path).
+func OpenPostgres(ctx context.Context, rawURL string) (*Postgres, error) {
+	cfg, err := pgxpool.ParseConfig(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: postgres URL %s: %v", ErrInvalidArgument, Redact(rawURL), pgErrorText(err))
+	}
+	if !strings.Contains(rawURL, "pool_max_conns") {
+		cfg.MaxConns = 16
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: postgres: %v", ErrUnavailable, pgErrorText(err))
+	}
+	if err := migrations.ApplyPostgres(ctx, pool, migrations.Postgres); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("%w: postgres: %v", ErrUnavailable, pgErrorText(err))
+	}
+	lctx, stop := context.WithCancel(context.Background())
+	p := &Postgres{pool: pool, connStr: rawURL, wake: newWakeup(), poll: pgPoll, stop: stop, stopped: make(chan struct{})}
+	p.listenOnce.Do(func() { go p.listen(lctx) })
+	return p, nil
+}
+
+// listen turns notifications from every process's appends into wake-ups, reconnecting with
+// back-off when the connection drops. After a reconnect it wakes subscribers once, since
+// notifications sent while disconnected are lost.
+func (p *Postgres) listen(ctx context.Context) {
+	defer close(p.stopped)
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		conn, err := pgx.Connect(ctx, p.connStr)
+		if err == nil {
+			_, err = conn.Exec(ctx, "LISTEN "+pgNotifyChannel)
+		}
+		if err == nil {
+			backoff = 100 * time.Millisecond
+			p.wake.notify()
+			for {
+				if _, err = conn.WaitForNotification(ctx); err != nil {
+					break
+				}
+				p.wake.notify()
+			}
+		}
+		if conn != nil {
+			_ = conn.Close(context.Background())
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+			backoff = min(backoff*2, 5*time.Second)
+		}
+	}
+}
+
+func (p *Postgres) Append(ctx context.Context, stream string, expected ExpectedRevision, events ...EventData) (AppendResult, error) {
+	if err := validateAppend(stream, expected, events); err != nil {
+		return AppendResult{}, err
+	}
+	n := len(events)
+	ids := make([]string, n)
+	types := make([]string, n)
+	versions := make([]int32, n)
+	datas := make([]string, n)
+	metas := make([]string, n)
+	for i, ev := range events {
+		m, err := encodeMetadata(ev.Metadata)
+		if err != nil {
+			return AppendResult{}, err
+		}
+		ids[i], types[i], versions[i] = ev.ID.String(), ev.Type, int32(schemaVersion(ev))
+		datas[i], metas[i] = string(eventData(ev)), string(m)
+	}
+
+	var res AppendResult
+	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		var head int64
+		if err := tx.QueryRow(ctx, `SELECT position FROM es_head WHERE id = 1 FOR UPDATE`).Scan(&head); err != nil {
+			return err
+		}
+
+		found, current, err := pgStoredIDsAndRevision(ctx, tx, stream, ids)
+		if err != nil {
+			return err
+		}
+		if len(found) > 0 {
+			res, err = retryResult(stream, events, found)
+			return errRetried{err}
+		}
+		if !expected.satisfiedBy(uint64(current.Int64), current.Valid) {
+			return &WrongExpectedVersionError{Stream: stream, Expected: expected,
+				Actual: uint64(current.Int64), ActualExists: current.Valid}
+		}
+		next := int64(0)
+		if current.Valid {
+			next = current.Int64 + 1
+		}
+
+		batch := &pgx.Batch{}
+		batch.Queue(`INSERT INTO es_events (position, id, stream, revision, type, schema_version, data, metadata)
+			SELECT $1 + o, id, $3, $2 + o - 1, type, sv, data::json, meta::json
+			FROM unnest($4::uuid[], $5::text[], $6::int[], $7::text[], $8::text[])
+			     WITH ORDINALITY AS e(id, type, sv, data, meta, o)`,
+			head, next, stream, ids, types, versions, datas, metas)
+		batch.Queue(`UPDATE es_head SET position = $1 WHERE id = 1`, head+int64(n))
+		batch.Queue(`SELECT pg_notify($1, '')`, pgNotifyChannel)
+		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+			return err
+		}
+		if p.beforeCommit != nil {
+			if err := p.beforeCommit(ctx); err != nil {
+				return err
+			}
+		}
+		res = AppendResult{NextRevision: uint64(next) + uint64(n) - 1, Position: Position(head + int64(n))}
+		return nil
+	})
+	var retried errRetried
+	switch {
+	case errors.As(err, &retried):
+		return res, retried.err
+	case err != nil:
+		return AppendResult{}, pgError(ctx, err)
+	}
+	p.wake.notify()
+	return res, nil
+}
+
+// errRetried ends the append transaction (rolling back nothing of value) when the append is
+// recognised as a retry; it carries retryResult's verdict out of BeginFunc.
+type errRetried struct{ err error }
+
+func (e errRetried) Error() string { return "eventstore: append is a retry" }
+
+// pgStoredIDsAndRevision asks in one round trip which of ids are stored already and what the
+// stream's last revision is (invalid when it has no events).
+func pgStoredIDsAndRevision(ctx context.Context, tx pgx.Tx, stream string, ids []string) ([]storedRevision, pgNullInt, error) {
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT id::text, stream, revision, position FROM es_events WHERE id = ANY($1::uuid[])`, ids)
+	batch.Queue(`SELECT max(revision) FROM es_events WHERE stream = $1`, stream)
+	br := tx.SendBatch(ctx, batch)
+	defer br.Close()
+
+	rows, err := br.Query()
+	if err != nil {
+		return nil, pgNullInt{}, err
+	}
+	var found []storedRevision
+	for rows.Next() {
+		var (
+			id       string
+			f        storedRevision
+			rev, pos int64
+		)
+		if err := rows.Scan(&id, &f.stream, &rev, &pos); err != nil {
+			rows.Close()
+			return nil, pgNullInt{}, err
+		}
+		if err := f.id.UnmarshalText([]byte(id)); err != nil {
+			rows.Close()
+			return nil, pgNullInt{}, err
+		}
+		f.revision, f.position = uint64(rev), Position(pos)
+		found = append(found, f)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, pgNullInt{}, err
+	}
+	var current *int64
+	if err := br.QueryRow().Scan(&current); err != nil {
+		return nil, pgNullInt{}, err
+	}
+	if current == nil {
+		return found, pgNullInt{}, nil
+	}
+	return found, pgNullInt{Int64: *current, Valid: true}, nil
+}
+
+type pgNullInt struct {
+	Int64 int64
+	Valid bool
+}
+
+const pgColumns = `position, id::text, stream, revision, type, schema_version, data::text, metadata::text, recorded_at`
+
+func (p *Postgres) ReadStream(ctx context.Context, stream string, dir Direction, from uint64, max int) ([]RecordedEvent, error) {
+	var limit *int64 // NULL: LIMIT ALL
+	if max > 0 {
+		l := int64(max)
+		limit = &l
+	}
+	q := `SELECT ` + pgColumns + ` FROM es_events WHERE stream = $1 AND revision >= $2 ORDER BY revision LIMIT $3`
+	if dir == Backwards {
+		q = `SELECT ` + pgColumns + ` FROM es_events WHERE stream = $1 AND revision <= $2 ORDER BY revision DESC LIMIT $3`
+	}
+	if from > math.MaxInt64 {
+		if dir == Forwards {
+			return []RecordedEvent{}, p.requireStream(ctx, stream)
+		}
+		from = math.MaxInt64
+	}
+	evs, err := p.query(ctx, q, stream, int64(from), limit)
+	if err != nil {
+		return nil, err
+	}
+	if len(evs) == 0 {
+		return evs, p.requireStream(ctx, stream)
+	}
+	return evs, nil
+}
+
+func (p *Postgres) requireStream(ctx context.Context, stream string) error {
+	var exists bool
+	if err := p.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM es_events WHERE stream = $1)`, stream).Scan(&exists); err != nil {
+		return pgError(ctx, err)
+	}
+	if !exists {
+		return fmt.Errorf("%w: %q", ErrStreamNotFound, stream)
+	}
+	return nil
+}
+
+func (p *Postgres) ReadAll(ctx context.Context, from Position, max int) ([]RecordedEvent, error) {
+	if max <= 0 {
+		return nil, fmt.Errorf("%w: ReadAll needs a positive maximum", ErrInvalidArgument)
+	}
+	return p.query(ctx, `SELECT `+pgColumns+` FROM es_events WHERE position > $1 ORDER BY position LIMIT $2`,
+		int64(from), max)
+}
+
+func (p *Postgres) query(ctx context.Context, q string, args ...any) ([]RecordedEvent, error) {
+	rows, err := p.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, pgError(ctx, err)
+	}
+	defer rows.Close()
+	out := []RecordedEvent{}
+	for rows.Next() {
+		var (
+			ev         RecordedEvent
+			id         string
+			pos, rev   int64
+			data, meta string
+		)
+		if err := rows.Scan(&pos, &id, &ev.Stream, &rev, &ev.Type, &ev.SchemaVersion, &data, &meta, &ev.RecordedAt); err != nil {
+			return nil, pgError(ctx, err)
+		}
+		ev.Position, ev.Revision, ev.Data = Position(pos), uint64(rev), []byte(data)
+		ev.RecordedAt = ev.RecordedAt.UTC()
+		if err := decodeEnvelope(&ev, id, []byte(meta)); err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, pgError(ctx, err)
+	}
+	return out, nil
+}
+
+func (p *Postgres) Subscribe(ctx context.Context, from Position) (Subscription, error) {
+	return subscribe(ctx, from, p.ReadAll, p.wake, p.poll), nil
+}
+
+func (p *Postgres) Ping(ctx context.Context) error {
+	return pgError(ctx, p.pool.Ping(ctx))
+}
+
+func (p *Postgres) Close() error {
+	p.stop()
+	<-p.stopped
+	p.pool.Close()
+	return nil
+}
+
+// pgError translates pgx errors at the boundary. Any server or connection failure is
+// ErrUnavailable: the append or read did not happen and may be retried. The message keeps
+// PostgreSQL's text but never the connection string.
+func pgError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err)) {
+		return ctx.Err()
+	}
+	var wev *WrongExpectedVersionError
+	if errors.As(err, &wev) || errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrDuplicateEventID) {
+		return err
+	}
+	return fmt.Errorf("%w: postgres: %s", ErrUnavailable, pgErrorText(err))
+}
+
+func pgErrorText(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Severity + ": " + pgErr.Message + " (SQLSTATE " + pgErr.Code + ")"
+	}
+	return err.Error()
+}
