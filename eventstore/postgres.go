@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -125,115 +126,98 @@ func (p *Postgres) Append(ctx context.Context, stream string, expected ExpectedR
 		ids[i], types[i], versions[i] = ev.ID.String(), ev.Type, int32(schemaVersion(ev))
 		datas[i], metas[i] = string(eventData(ev)), string(m)
 	}
+	kind, rev := pgExpected(expected)
+	args := []any{stream, kind, rev, ids, types, versions, datas, metas}
 
-	var res AppendResult
-	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
-		var head int64
-		if err := tx.QueryRow(ctx, `SELECT position FROM es_head WHERE id = 1 FOR UPDATE`).Scan(&head); err != nil {
-			return err
-		}
-
-		found, current, err := pgStoredIDsAndRevision(ctx, tx, stream, ids)
-		if err != nil {
-			return err
-		}
-		if len(found) > 0 {
-			res, err = retryResult(stream, events, found)
-			return errRetried{err}
-		}
-		if !expected.satisfiedBy(uint64(current.Int64), current.Valid) {
-			return &WrongExpectedVersionError{Stream: stream, Expected: expected,
-				Actual: uint64(current.Int64), ActualExists: current.Valid}
-		}
-		next := int64(0)
-		if current.Valid {
-			next = current.Int64 + 1
-		}
-
-		batch := &pgx.Batch{}
-		batch.Queue(`INSERT INTO es_events (position, id, stream, revision, type, schema_version, data, metadata)
-			SELECT $1 + o, id, $3, $2 + o - 1, type, sv, data::json, meta::json
-			FROM unnest($4::uuid[], $5::text[], $6::int[], $7::text[], $8::text[])
-			     WITH ORDINALITY AS e(id, type, sv, data, meta, o)`,
-			head, next, stream, ids, types, versions, datas, metas)
-		batch.Queue(`UPDATE es_head SET position = $1 WHERE id = 1`, head+int64(n))
-		batch.Queue(`SELECT pg_notify($1, '')`, pgNotifyChannel)
-		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
-			return err
-		}
-		if p.beforeCommit != nil {
-			if err := p.beforeCommit(ctx); err != nil {
+	// One statement, committed on its own: the whole append is one round trip.
+	var (
+		res AppendResult
+		err error
+	)
+	if p.beforeCommit == nil {
+		res, err = p.appendRows(ctx, stream, events, p.pool, args)
+	} else {
+		err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+			if res, err = p.appendRows(ctx, stream, events, tx, args); err != nil {
 				return err
 			}
-		}
-		res = AppendResult{NextRevision: uint64(next) + uint64(n) - 1, Position: Position(head + int64(n))}
-		return nil
-	})
-	var retried errRetried
-	switch {
-	case errors.As(err, &retried):
-		return res, retried.err
-	case err != nil:
-		return AppendResult{}, pgError(ctx, err)
+			return p.beforeCommit(ctx)
+		})
+	}
+	if err != nil {
+		return AppendResult{}, pgAppendError(ctx, err, stream, expected)
 	}
 	p.wake.notify()
 	return res, nil
 }
 
-// errRetried ends the append transaction (rolling back nothing of value) when the append is
-// recognised as a retry; it carries retryResult's verdict out of BeginFunc.
-type errRetried struct{ err error }
+type pgQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
 
-func (e errRetried) Error() string { return "eventstore: append is a retry" }
-
-// pgStoredIDsAndRevision asks in one round trip which of ids are stored already and what the
-// stream's last revision is (invalid when it has no events).
-func pgStoredIDsAndRevision(ctx context.Context, tx pgx.Tx, stream string, ids []string) ([]storedRevision, pgNullInt, error) {
-	batch := &pgx.Batch{}
-	batch.Queue(`SELECT id::text, stream, revision, position FROM es_events WHERE id = ANY($1::uuid[])`, ids)
-	batch.Queue(`SELECT max(revision) FROM es_events WHERE stream = $1`, stream)
-	br := tx.SendBatch(ctx, batch)
-	defer br.Close()
-
-	rows, err := br.Query()
+// appendRows calls es_append (migrations/postgres/0001) and reads its answer: one 'appended'
+// row, or the 'stored' events whose ids the append repeats.
+func (p *Postgres) appendRows(ctx context.Context, stream string, events []EventData, q pgQuerier, args []any) (AppendResult, error) {
+	rows, err := q.Query(ctx, `SELECT r_kind, r_id::text, r_stream, r_revision, r_position FROM es_append($1, $2, $3, $4, $5, $6, $7, $8)`, args...)
 	if err != nil {
-		return nil, pgNullInt{}, err
+		return AppendResult{}, err
 	}
-	var found []storedRevision
+	defer rows.Close()
+	var (
+		res      AppendResult
+		appended bool
+		found    []storedRevision
+	)
 	for rows.Next() {
 		var (
-			id       string
+			kind     string
+			id       *string
 			f        storedRevision
 			rev, pos int64
 		)
-		if err := rows.Scan(&id, &f.stream, &rev, &pos); err != nil {
-			rows.Close()
-			return nil, pgNullInt{}, err
-		}
-		if err := f.id.UnmarshalText([]byte(id)); err != nil {
-			rows.Close()
-			return nil, pgNullInt{}, err
+		if err := rows.Scan(&kind, &id, &f.stream, &rev, &pos); err != nil {
+			return AppendResult{}, err
 		}
 		f.revision, f.position = uint64(rev), Position(pos)
+		if kind == "appended" {
+			res, appended = AppendResult{NextRevision: f.revision, Position: f.position}, true
+			continue
+		}
+		if id == nil {
+			return AppendResult{}, errors.New("es_append returned a stored event without an id")
+		}
+		if err := f.id.UnmarshalText([]byte(*id)); err != nil {
+			return AppendResult{}, err
+		}
 		found = append(found, f)
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, pgNullInt{}, err
+		return AppendResult{}, err
 	}
-	var current *int64
-	if err := br.QueryRow().Scan(&current); err != nil {
-		return nil, pgNullInt{}, err
+	if len(found) > 0 {
+		return retryResult(stream, events, found)
 	}
-	if current == nil {
-		return found, pgNullInt{}, nil
+	if !appended {
+		return AppendResult{}, errors.New("es_append returned nothing")
 	}
-	return found, pgNullInt{Int64: *current, Valid: true}, nil
+	return res, nil
 }
 
-type pgNullInt struct {
-	Int64 int64
-	Valid bool
+// pgExpected encodes the condition as es_append takes it.
+func pgExpected(e ExpectedRevision) (kind int16, rev int64) {
+	switch {
+	case e.IsAny():
+		return 1, 0
+	case e.IsNoStream():
+		return 2, 0
+	case e.IsStreamExists():
+		return 3, 0
+	}
+	n, _ := e.ExactRevision()
+	if n > math.MaxInt64 {
+		return 4, -1 // no stream can be at this revision
+	}
+	return 4, int64(n)
 }
 
 const pgColumns = `position, id::text, stream, revision, type, schema_version, data::text, metadata::text, recorded_at`
@@ -338,11 +322,24 @@ func pgError(ctx context.Context, err error) error {
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err)) {
 		return ctx.Err()
 	}
-	var wev *WrongExpectedVersionError
-	if errors.As(err, &wev) || errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrDuplicateEventID) {
+	if errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrDuplicateEventID) {
 		return err
 	}
 	return fmt.Errorf("%w: postgres: %s", ErrUnavailable, pgErrorText(err))
+}
+
+// pgAppendError is pgError for appends: es_append's CW001 is the concurrency conflict, with
+// the stream's last revision (empty: no events) as its detail.
+func pgAppendError(ctx context.Context, err error, stream string, expected ExpectedRevision) error {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "CW001" {
+		return pgError(ctx, err)
+	}
+	wev := &WrongExpectedVersionError{Stream: stream, Expected: expected}
+	if actual, perr := strconv.ParseUint(pgErr.Detail, 10, 64); perr == nil {
+		wev.Actual, wev.ActualExists = actual, true
+	}
+	return wev
 }
 
 func pgErrorText(err error) string {

@@ -1,0 +1,41 @@
+# Causeway. `make run` needs nothing installed; `make test` starts its own PostgreSQL and
+# ClickHouse (installing them with apt-get when run as root on Debian) unless TEST_DATABASE_URL
+# and TEST_CLICKHOUSE_URL name servers already.
+
+GO        ?= go
+TESTFLAGS ?=
+BENCHTIME ?= 2s
+SERVICES  := bash scripts/services.sh
+
+.PHONY: run build test bench lint services stop-services clean
+
+run: ## the whole product on its embedded defaults, on :8787 under /v1
+	$(GO) run ./cmd/causeway serve
+
+build:
+	$(GO) build -o bin/causeway ./cmd/causeway
+
+test: ## the whole suite with -race, real PostgreSQL and ClickHouse included
+	@set -e; eval "$$($(SERVICES))"; \
+	echo "TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_CLICKHOUSE_URL=$$TEST_CLICKHOUSE_URL" >&2; \
+	$(GO) test -race -count=1 $(TESTFLAGS) ./...
+
+bench: ## benchmarks, figures printed as a table with ratios against baselines of the same run
+	@set -e; eval "$$($(SERVICES))"; \
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count 1 ./eventstore/ | tee bench-eventstore.txt | $(GO) run ./cmd/benchreport
+
+lint: ## gofmt, go vet, and domain/ importing only the standard library
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	@bad=$$($(GO) list -f '{{join .Imports "\n"}}' ./domain/... | grep '\.' || true); \
+	if [ -n "$$bad" ]; then echo "domain/ imports beyond the standard library:"; echo "$$bad"; exit 1; fi
+	@echo "lint: ok"
+
+services: ## start local PostgreSQL and ClickHouse for tests and print their URLs
+	@$(SERVICES)
+
+stop-services:
+	@bash scripts/stop-services.sh
+
+clean:
+	rm -rf bin bench-eventstore.txt
