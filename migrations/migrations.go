@@ -25,14 +25,15 @@ var files embed.FS
 // Set is one folder of numbered migrations for one database.
 type Set struct {
 	Name string // recorded with each applied file, e.g. "postgres"
+	fsys fs.FS
 	dir  string
 }
 
 var (
 	// Postgres is the schema of the PostgreSQL event store and read models.
-	Postgres = Set{Name: "postgres", dir: "postgres"}
+	Postgres = Set{Name: "postgres", fsys: files, dir: "postgres"}
 	// SQLiteEventStore is the schema of the embedded event store.
-	SQLiteEventStore = Set{Name: "sqlite/eventstore", dir: "sqlite/eventstore"}
+	SQLiteEventStore = Set{Name: "sqlite/eventstore", fsys: files, dir: "sqlite/eventstore"}
 )
 
 // File is one migration.
@@ -45,7 +46,7 @@ type File struct {
 // Files returns the set's migrations in version order. A name without a leading number, or
 // two files with the same number, is an error: the order must never be ambiguous.
 func (s Set) Files() ([]File, error) {
-	entries, err := fs.ReadDir(files, s.dir)
+	entries, err := fs.ReadDir(s.fsys, s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("migrations %s: %w", s.Name, err)
 	}
@@ -64,7 +65,7 @@ func (s Set) Files() ([]File, error) {
 			return nil, fmt.Errorf("migrations %s: %q and %q share version %d", s.Name, prev, e.Name(), v)
 		}
 		seen[v] = e.Name()
-		b, err := files.ReadFile(path.Join(s.dir, e.Name()))
+		b, err := fs.ReadFile(s.fsys, path.Join(s.dir, e.Name()))
 		if err != nil {
 			return nil, fmt.Errorf("migrations %s: %w", s.Name, err)
 		}
