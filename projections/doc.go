@@ -1,0 +1,8 @@
+// Package projections turns the event stream into read models: named, idempotent handlers fed
+// from a subscription to the global stream through a watermill router, each with its own
+// checkpoint. PostgreSQL read models write their rows and their checkpoint in one transaction;
+// the same handlers feed the in-memory models (embedded mode, and every gateway process's
+// routing tables). The analytics sink batches request logs into ClickHouse or SQLite.
+//
+// It imports domain/ and the eventstore contract, never HTTP.
+package projections
