@@ -31,7 +31,6 @@ PG_SOCK_DIR=$PG_DIR/run
 PG_LOG=$PG_DIR/postgres.log
 
 CH_TCP_PORT=19000
-CH_HTTP_PORT=18123
 CH_DIR=$STATE_DIR/ch
 CH_PID_FILE=$CH_DIR/clickhouse-server.pid
 CH_LOG=$CH_DIR/log/clickhouse-server.log
@@ -76,19 +75,36 @@ apt_install() {
 	fi
 }
 
+# Close every file descriptor above 2 in the current (sub)shell. Servers
+# started from here must not inherit any: our fd 3 is the caller's stdout
+# pipe, fd 9 holds the lock, and the caller may have passed others (process
+# substitutions, make's jobserver, a `| tee`, ...). A daemon holding such a
+# pipe makes `$(scripts/services.sh)` or a pipeline wait forever.
+close_extra_fds() {
+	local fd
+	for fd in "/proc/$BASHPID/fd"/*; do
+		fd=${fd##*/}
+		if [[ $fd =~ ^[0-9]+$ ]] && ((fd > 2)); then
+			eval "exec $fd>&-" 2>/dev/null || true
+		fi
+	done
+}
+
 # Run a command as the given user (or directly if that is us), from / so that
-# the service user is not bothered by a cwd it cannot read. fds 3 (the
-# caller's stdout pipe) and 9 (the lock) are closed: servers started from here
-# must not inherit them, or `$(scripts/services.sh)` would never see EOF and
-# the lock would be held for as long as the server runs.
+# the service user is not bothered by a cwd it cannot read, and without any
+# inherited fd beyond stdin/stdout/stderr.
 as_user() {
 	local user=$1
 	shift
-	if [[ $user == "$(id -un)" ]]; then
-		(cd / && exec "$@") 3>&- 9>&-
-	else
-		(cd / && exec runuser -u "$user" -- "$@") 3>&- 9>&-
-	fi
+	(
+		close_extra_fds
+		cd /
+		if [[ $user == "$(id -un)" ]]; then
+			exec "$@"
+		else
+			exec runuser -u "$user" -- "$@"
+		fi
+	)
 }
 
 # Take an exclusive lock on the state dir so that concurrent runs (parallel
@@ -98,8 +114,10 @@ take_lock() {
 	mkdir -p "$STATE_DIR"
 	# Service users (postgres, clickhouse) must be able to traverse it.
 	chmod 755 "$STATE_DIR" 2>/dev/null || true
-	exec 9>"$STATE_DIR/.lock"
-	if ! flock -w 300 9; then
+	exec 9>"$STATE_DIR/.lock" ||
+		die "cannot open lock file $STATE_DIR/.lock (state dir created by another user?)"
+	# Generous: the holder may be running apt-get install.
+	if ! flock -w 900 9; then
 		die "timed out waiting for lock $STATE_DIR/.lock"
 	fi
 }
@@ -147,7 +165,8 @@ pg_start() {
 		user=postgres
 		# The Debian package creates this user; be robust if it is missing.
 		id -u postgres >/dev/null 2>&1 ||
-			useradd --system --home-dir "$PG_DIR" --shell /bin/bash postgres
+			useradd --system --user-group --no-create-home \
+				--home-dir /var/lib/postgresql --shell /bin/bash postgres
 	else
 		user=$(id -un)
 	fi
@@ -198,9 +217,17 @@ pg_start() {
 	as_user "$user" mkdir -p "$PG_SOCK_DIR"
 
 	log "starting PostgreSQL on 127.0.0.1:$PG_PORT (log: $PG_LOG)"
-	if ! as_user "$user" "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$PG_LOG" -w -t 60 start >&2; then
-		[[ -f $PG_LOG ]] && tail -n 40 "$PG_LOG" >&2
-		die "PostgreSQL failed to start"
+	local pg_ctl=("$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$PG_LOG" -w -t 60 start)
+	if ! as_user "$user" "${pg_ctl[@]}" >&2; then
+		# Typical cause: a previous postmaster died moments ago and its pid in
+		# postmaster.pid still looks alive (not reaped yet). Try once more.
+		log "PostgreSQL did not start; retrying once in 3s"
+		sleep 3
+		if ! as_user "$user" "${pg_ctl[@]}" >&2; then
+			log "last 40 lines of $PG_LOG:"
+			tail -n 40 "$PG_LOG" >&2 || true
+			die "PostgreSQL failed to start"
+		fi
 	fi
 }
 
@@ -267,16 +294,22 @@ ch_answers() {
 	fi
 }
 
+# Prints the pid of our ClickHouse server if its pid file points at a live
+# clickhouse process (a stale pid file's pid may have been reused).
 ch_running_pid() {
 	local pid
 	[[ -f $CH_PID_FILE ]] || return 1
 	pid=$(<"$CH_PID_FILE")
-	[[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null && printf '%s\n' "$pid"
+	[[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
+	[[ $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) == *clickhouse* ]] || return 1
+	printf '%s\n' "$pid"
 }
 
 # Minimal config for a private, loopback-only server. The format is the one
 # of Debian's release 18.16 (<yandex> root); newer releases still accept it.
-# Ports that are not mentioned (interserver, https, mysql, ...) are not opened.
+# Ports that are not mentioned (http, interserver, https, ...) are not opened:
+# the tests only use the native protocol. For HTTP while debugging, add
+# <http_port>18123</http_port> and restart.
 ch_write_config() {
 	cat >"$CH_DIR/config.xml" <<-EOF
 		<?xml version="1.0"?>
@@ -292,7 +325,6 @@ ch_write_config() {
 
 		    <listen_host>127.0.0.1</listen_host>
 		    <tcp_port>$CH_TCP_PORT</tcp_port>
-		    <http_port>$CH_HTTP_PORT</http_port>
 
 		    <max_connections>1024</max_connections>
 		    <max_concurrent_queries>100</max_concurrent_queries>
@@ -377,22 +409,34 @@ ch_start() {
 		fi
 
 		log "starting ClickHouse on 127.0.0.1:$CH_TCP_PORT as $user (logs: $CH_DIR/log)"
-		# --daemon: the server forks, detaches from our stdio and writes its
-		# own pid file. stdio is still pointed away from our pipes, in case the
-		# server fails before detaching.
+		# --daemon: the server forks, writes its own pid file and, once
+		# detached, reopens its stdout/stderr as stdout.log/stderr.log in the
+		# log dir (those names must therefore not be created by us as root).
+		# Until then its output goes to launch.log, away from our pipes.
 		as_user "$user" "${CH_SERVER[@]}" --daemon \
 			--config-file="$CH_DIR/config.xml" --pid-file="$CH_PID_FILE" \
-			</dev/null >>"$CH_DIR/log/stdout.log" 2>&1 ||
+			</dev/null >>"$CH_DIR/log/launch.log" 2>&1 ||
 			log "clickhouse-server exited with status $? (see below if it does not come up)"
 	fi
 
-	local deadline=$((SECONDS + CH_START_TIMEOUT))
+	local started=$SECONDS failed=""
 	until ch_answers; do
-		if ((SECONDS >= deadline)); then
-			log "ClickHouse did not answer on 127.0.0.1:$CH_TCP_PORT within ${CH_START_TIMEOUT}s"
-			log "last 40 lines of $CH_ERR_LOG:"
-			tail -n 40 "$CH_ERR_LOG" >&2 2>/dev/null || true
-			tail -n 20 "$CH_DIR/log/stdout.log" >&2 2>/dev/null || true
+		if ((SECONDS - started >= CH_START_TIMEOUT)); then
+			failed="did not answer on 127.0.0.1:$CH_TCP_PORT within ${CH_START_TIMEOUT}s"
+		elif ((SECONDS - started >= 5)) && ! ch_running_pid >/dev/null; then
+			# The daemon writes its pid file early; no live pid after a few
+			# seconds means it has died: no point in waiting the full minute.
+			failed="is not running (no live pid in $CH_PID_FILE)"
+		fi
+		if [[ -n $failed ]]; then
+			log "ClickHouse $failed"
+			local f
+			for f in "$CH_ERR_LOG" "$CH_DIR/log/stderr.log" "$CH_DIR/log/launch.log"; do
+				if [[ -s $f ]]; then
+					log "last 40 lines of $f:"
+					tail -n 40 "$f" >&2
+				fi
+			done
 			die "ClickHouse failed to start"
 		fi
 		sleep 0.5
@@ -433,10 +477,10 @@ main() {
 		take_lock
 	fi
 
-	local t0=$SECONDS
+	local t0=${EPOCHREALTIME/,/.}
 	pg_setup
 	ch_setup
-	log "ready in $((SECONDS - t0))s"
+	log "ready in $(awk -v a="$t0" -v b="${EPOCHREALTIME/,/.}" 'BEGIN { printf "%.1f", b - a }')s"
 
 	printf 'export TEST_DATABASE_URL=%s\n' "$(shell_quote "$PG_URL")" >&3
 	printf 'export TEST_CLICKHOUSE_URL=%s\n' "$(shell_quote "$CH_URL")" >&3

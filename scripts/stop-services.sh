@@ -76,7 +76,7 @@ stop_postgres() {
 # against a stale pid file whose pid has been reused).
 is_clickhouse_pid() {
 	[[ $1 =~ ^[0-9]+$ ]] && kill -0 "$1" 2>/dev/null &&
-		tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q clickhouse
+		[[ $(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null) == *clickhouse* ]]
 }
 
 stop_clickhouse() {
@@ -93,7 +93,7 @@ stop_clickhouse() {
 	fi
 
 	log "stopping ClickHouse (pid $pid)"
-	kill -TERM "$pid" 2>/dev/null || true
+	kill -TERM "$pid" || die "cannot signal ClickHouse pid $pid (it runs as $(stat -c %U "/proc/$pid"))"
 	local deadline=$((SECONDS + CH_STOP_TIMEOUT))
 	while kill -0 "$pid" 2>/dev/null; do
 		if ((SECONDS >= deadline)); then
@@ -105,6 +105,15 @@ stop_clickhouse() {
 	done
 	rm -f "$CH_PID_FILE"
 }
+
+if [[ ! -d $STATE_DIR ]]; then
+	log "nothing to do: $STATE_DIR does not exist"
+	exit 0
+fi
+
+# Same lock as services.sh, so we don't stop a server it is starting.
+exec 9>"$STATE_DIR/.lock" || die "cannot open lock file $STATE_DIR/.lock"
+flock -w 900 9 || die "timed out waiting for lock $STATE_DIR/.lock"
 
 stop_postgres
 stop_clickhouse
