@@ -38,7 +38,12 @@ CREATE FUNCTION es_append(
     p_stream text, p_expected_kind smallint, p_expected_rev bigint,
     p_ids uuid[], p_types text[], p_versions integer[], p_data text[], p_meta text[])
 RETURNS TABLE (r_kind text, r_id uuid, r_stream text, r_revision bigint, r_position bigint)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+-- PL/pgSQL caches a connection's plans. A generic plan made while es_events was small kept
+-- scanning it as it grew (append latency rose linearly with the table, 0.3 ms to 3 ms by
+-- 100,000 events); planning each call against the current statistics keeps it flat.
+SET plan_cache_mode = force_custom_plan
+AS $$
 DECLARE
     v_head    bigint;
     v_current bigint;
