@@ -228,24 +228,15 @@ func (p *Postgres) ReadStream(ctx context.Context, stream string, dir Direction,
 		l := int64(max)
 		limit = &l
 	}
-	q := `SELECT ` + pgColumns + ` FROM es_events WHERE stream = $1 AND revision >= $2 ORDER BY revision LIMIT $3`
-	if dir == Backwards {
-		q = `SELECT ` + pgColumns + ` FROM es_events WHERE stream = $1 AND revision <= $2 ORDER BY revision DESC LIMIT $3`
-	}
-	if from > math.MaxInt64 {
-		if dir == Forwards {
-			return []RecordedEvent{}, p.requireStream(ctx, stream)
+	read := func(ctx context.Context, backwards bool, from int64) ([]RecordedEvent, error) {
+		if backwards {
+			return p.query(ctx, `SELECT `+pgColumns+` FROM es_events WHERE stream = $1 AND revision <= $2
+				ORDER BY revision DESC LIMIT $3`, stream, from, limit)
 		}
-		from = math.MaxInt64
+		return p.query(ctx, `SELECT `+pgColumns+` FROM es_events WHERE stream = $1 AND revision >= $2
+			ORDER BY revision LIMIT $3`, stream, from, limit)
 	}
-	evs, err := p.query(ctx, q, stream, int64(from), limit)
-	if err != nil {
-		return nil, err
-	}
-	if len(evs) == 0 {
-		return evs, p.requireStream(ctx, stream)
-	}
-	return evs, nil
+	return sqlReadStream(ctx, dir, from, read, func(ctx context.Context) error { return p.requireStream(ctx, stream) })
 }
 
 func (p *Postgres) requireStream(ctx context.Context, stream string) error {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,26 +172,15 @@ func (s *SQLite) ReadStream(ctx context.Context, stream string, dir Direction, f
 	if max > 0 {
 		limit = int64(max)
 	}
-	var q string
-	if dir == Backwards {
-		q = `SELECT ` + sqliteColumns + ` FROM es_events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`
-	} else {
-		q = `SELECT ` + sqliteColumns + ` FROM es_events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?`
-	}
-	if from > math.MaxInt64 {
-		if dir == Forwards {
-			return []RecordedEvent{}, s.requireStream(ctx, stream)
+	read := func(ctx context.Context, backwards bool, from int64) ([]RecordedEvent, error) {
+		if backwards {
+			return s.query(ctx, `SELECT `+sqliteColumns+` FROM es_events WHERE stream = ? AND revision <= ?
+				ORDER BY revision DESC LIMIT ?`, stream, from, limit)
 		}
-		from = math.MaxInt64
+		return s.query(ctx, `SELECT `+sqliteColumns+` FROM es_events WHERE stream = ? AND revision >= ?
+			ORDER BY revision LIMIT ?`, stream, from, limit)
 	}
-	evs, err := s.query(ctx, q, stream, int64(from), limit)
-	if err != nil {
-		return nil, err
-	}
-	if len(evs) == 0 {
-		return evs, s.requireStream(ctx, stream)
-	}
-	return evs, nil
+	return sqlReadStream(ctx, dir, from, read, func(ctx context.Context) error { return s.requireStream(ctx, stream) })
 }
 
 func (s *SQLite) requireStream(ctx context.Context, stream string) error {

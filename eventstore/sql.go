@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 )
 
-// The SQL backends share one subscription design: a goroutine pages through ReadAll from the
+// What the SQL backends (sqlite.go, postgres.go) share: the edge cases of reading a stream,
+// the decision on a repeated append, and the subscription design.
+//
+// The subscription: a goroutine pages through ReadAll from the
 // last delivered position into a buffered channel, and when it reaches the head it waits for
 // a wake-up (an append in this process, a notification from another) or a poll tick. Reading
 // by position is safe because each SQL backend commits positions in order (see their files).
@@ -192,4 +196,27 @@ func encodeMetadata(md Metadata) ([]byte, error) {
 		return nil, fmt.Errorf("%w: metadata: %v", ErrInvalidArgument, err)
 	}
 	return b, nil
+}
+
+// sqlReadStream is ReadStream for the SQL backends, which differ only in their queries: read
+// runs the query (backwards or forwards from a revision), exists tells ErrStreamNotFound apart
+// from an empty page.
+func sqlReadStream(ctx context.Context, dir Direction, from uint64,
+	read func(ctx context.Context, backwards bool, from int64) ([]RecordedEvent, error),
+	exists func(ctx context.Context) error,
+) ([]RecordedEvent, error) {
+	if from > math.MaxInt64 { // no stream reaches this revision (StreamEnd included)
+		if dir == Forwards {
+			return []RecordedEvent{}, exists(ctx)
+		}
+		from = math.MaxInt64
+	}
+	evs, err := read(ctx, dir == Backwards, int64(from))
+	if err != nil {
+		return nil, err
+	}
+	if len(evs) == 0 {
+		return evs, exists(ctx)
+	}
+	return evs, nil
 }
