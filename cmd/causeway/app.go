@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,8 +12,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/causeway/causeway/commands"
+	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
 	httpapi "github.com/causeway/causeway/http"
+	"github.com/causeway/causeway/projections"
 )
 
 // Main is the whole product in one value: main() and the end-to-end tests both build one,
@@ -22,9 +28,15 @@ type Main struct {
 	Logger  *slog.Logger
 	Version string
 
-	Store eventstore.Store
+	Store     eventstore.Store
+	Read      *projections.Memory
+	Bootstrap commands.BootstrapResult
+	// Now is the clock of the control plane (tests set it).
+	Now func() time.Time
 
-	closers  []func() error // run in reverse order by Close
+	stderr   io.Writer
+	stop     context.CancelFunc // ends background work
+	closers  []func() error     // run in reverse order by Close
 	server   *http.Server
 	listener net.Listener
 	serveErr chan error
@@ -32,7 +44,7 @@ type Main struct {
 
 // NewMain returns a Main for cfg that logs to stderr.
 func NewMain(cfg Config, stderr io.Writer, version string) *Main {
-	return &Main{Config: cfg, Logger: newLogger(cfg, stderr), Version: version}
+	return &Main{Config: cfg, Logger: newLogger(cfg, stderr), Version: version, stderr: stderr, Now: time.Now}
 }
 
 func newLogger(cfg Config, w io.Writer) *slog.Logger {
@@ -68,6 +80,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	m.closers = append(m.closers, m.Store.Close)
 
+	admin, err := m.startControlPlane(ctx, startCtx)
+	if err != nil {
+		return err
+	}
+
 	readModels, err := openReadModels(startCtx, cfg)
 	if err != nil {
 		return err
@@ -85,10 +102,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		Checks: []httpapi.Check{
 			{Name: "eventstore", Backend: eventStoreBackend(cfg.EventStoreURL), Ping: m.Store.Ping},
 			readModels.check,
+			{Name: "projection", Backend: "memory", Ping: func(context.Context) error { return m.Read.Failed() }},
 			analytics.check,
 		},
 	}
-	handler := httpapi.NewRouter(httpapi.Deps{Logger: m.Logger, Health: health, Version: m.Version})
+	handler := httpapi.NewRouter(httpapi.Deps{Logger: m.Logger, Health: health, Version: m.Version, Admin: admin})
 
 	m.listener, err = net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -113,6 +131,57 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	return nil
 }
 
+// startControlPlane folds the history into the read model, bootstraps the first start, and
+// keeps the read model current in the background.
+func (m *Main) startControlPlane(ctx, startCtx context.Context) (*httpapi.Admin, error) {
+	reg := domain.NewRegistry()
+	m.Read = projections.NewMemory(reg)
+	if err := catchUp(startCtx, m.Store, m.Read); err != nil {
+		return nil, err
+	}
+	deps := commands.Deps{Store: m.Store, Registry: reg, Now: func() time.Time { return m.Now() }}
+	var err error
+	if m.Bootstrap, err = bootstrap(startCtx, m.Config, deps, m.stderr); err != nil {
+		return nil, fmt.Errorf("bootstrap: %w", err)
+	}
+	if err := catchUp(startCtx, m.Store, m.Read); err != nil {
+		return nil, err
+	}
+	secret, err := loadSecret(m.Config)
+	if err != nil {
+		return nil, err
+	}
+	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
+	m.stop = stop
+	go func() {
+		if err := m.Read.Run(bg, m.Store); err != nil {
+			m.Logger.Error("read model stopped", "error", err)
+		}
+	}()
+	f := m.Config.Features
+	return &httpapi.Admin{
+		Log: m.Logger, Read: m.Read, Deps: deps, Secret: secret, Now: deps.Now,
+		Features:     httpapi.Features{APIAccess: f.APIAccess, Policy: f.Policy, UsageLimits: f.UsageLimits, AuditLogs: f.AuditLogs},
+		RecordDenial: m.recordDenial,
+	}, nil
+}
+
+// recordDenial appends a refused attempt to the audit stream without holding up the answer.
+func (m *Main) recordDenial(ctx context.Context, d domain.AccessDenied, md eventstore.Metadata) {
+	data, err := json.Marshal(d)
+	if err != nil {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if _, err := m.Store.Append(ctx, domain.AuditStream, eventstore.Any, eventstore.EventData{
+			ID: uuid.New(), Type: d.EventType(), SchemaVersion: 1, Data: data, Metadata: md}); err != nil {
+			m.Logger.Warn("could not record a refused request in the audit log", "error", err)
+		}
+	}()
+}
+
 // URL is the base URL the server answers on, e.g. http://127.0.0.1:8787/v1.
 func (m *Main) URL() string {
 	addr := m.listener.Addr().(*net.TCPAddr)
@@ -130,6 +199,9 @@ func (m *Main) Err() <-chan error { return m.serveErr }
 // closes every backend.
 func (m *Main) Close() error {
 	var errs []error
+	if m.stop != nil {
+		m.stop()
+	}
 	if m.server != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
 		errs = append(errs, m.server.Shutdown(ctx))

@@ -21,6 +21,15 @@ type Config struct {
 	DatabaseURL   string // DATABASE_URL; empty: read models in memory
 	ClickHouseURL string // CLICKHOUSE_URL; empty: analytics in SQLite in the data directory
 
+	// Bootstrap: on the first start, one organisation, its owner and an admin key.
+	BootstrapAdminKey     string // CAUSEWAY_BOOTSTRAP_ADMIN_KEY: at least 20 characters; else generated
+	BootstrapOrganisation string // CAUSEWAY_BOOTSTRAP_ORGANISATION
+	BootstrapOwnerEmail   string // CAUSEWAY_BOOTSTRAP_OWNER_EMAIL
+	// SecretKey (CAUSEWAY_SECRET_KEY, at least 32 characters) keys what the server derives:
+	// the plaintext of retried key creations. Generated into DATA_DIR/secret.key when unset;
+	// every instance of one deployment must share it.
+	SecretKey string
+
 	ShutdownTimeout time.Duration // CAUSEWAY_SHUTDOWN_TIMEOUT
 	StartupTimeout  time.Duration // CAUSEWAY_STARTUP_TIMEOUT: how long to wait for backends at start
 	LogLevel        string        // CAUSEWAY_LOG_LEVEL: debug, info, warn, error
@@ -75,6 +84,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		DBSSLKey:                getenv("DB_SSL_KEY"),
 		LogRetentionDisplay:     90,
 		MetricsRetentionDisplay: 365,
+		BootstrapAdminKey:       getenv("CAUSEWAY_BOOTSTRAP_ADMIN_KEY"),
+		BootstrapOrganisation:   envOr(getenv, "CAUSEWAY_BOOTSTRAP_ORGANISATION", "Default organisation"),
+		BootstrapOwnerEmail:     strings.ToLower(envOr(getenv, "CAUSEWAY_BOOTSTRAP_OWNER_EMAIL", "owner@causeway.local")),
+		SecretKey:               getenv("CAUSEWAY_SECRET_KEY"),
 		ShutdownTimeout:         15 * time.Second,
 		StartupTimeout:          30 * time.Second,
 	}
@@ -174,6 +187,15 @@ func (c Config) Validate() error {
 	checkURL("DATABASE_URL", c.DatabaseURL, "postgres", "postgresql")
 	checkURL("CLICKHOUSE_URL", c.ClickHouseURL, "clickhouse", "tcp")
 
+	if c.BootstrapAdminKey != "" && len(c.BootstrapAdminKey) < 20 {
+		bad("CAUSEWAY_BOOTSTRAP_ADMIN_KEY: must be at least 20 characters (got %d)", len(c.BootstrapAdminKey))
+	}
+	if c.SecretKey != "" && len(c.SecretKey) < 32 {
+		bad("CAUSEWAY_SECRET_KEY: must be at least 32 characters (got %d)", len(c.SecretKey))
+	}
+	if !validEmail(c.BootstrapOwnerEmail) {
+		bad("CAUSEWAY_BOOTSTRAP_OWNER_EMAIL=%q: must be an e-mail address", c.BootstrapOwnerEmail)
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -227,6 +249,11 @@ func (c Config) withDBSSL(raw string) string {
 	set("sslkey", c.DBSSLKey)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+func validEmail(e string) bool {
+	local, dom, ok := strings.Cut(e, "@")
+	return ok && local != "" && strings.Contains(dom, ".")
 }
 
 func envOr(getenv func(string) string, name, def string) string {

@@ -1,0 +1,17 @@
+package domain
+
+// modules lists every aggregate of the control plane; NewRegistry registers their events.
+func modules() []module {
+	return []module{
+		organisationModule(),
+		userModule(),
+		inviteModule(),
+		workspaceModule(),
+		apiKeyModule(),
+		rateLimitPolicyModule(),
+		usageLimitPolicyModule(),
+		reservationModule(),
+		bootstrapModule(),
+		{prefix: "audit", events: []Event{AccessDenied{}}},
+	}
+}

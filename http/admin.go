@@ -1,0 +1,346 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/causeway/causeway/commands"
+	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/projections"
+)
+
+// Admin is what the admin routes need: the read model, the command handlers, and how to
+// record a refusal.
+type Admin struct {
+	Log  *slog.Logger
+	Read *projections.Memory
+	// Deps build the command handlers; Secret is the server secret keys are derived from.
+	Deps     commands.Deps
+	Secret   []byte
+	Now      func() time.Time
+	Features Features
+	// RecordDenial appends a refused attempt to the audit log (asynchronously is fine).
+	RecordDenial func(ctx context.Context, d domain.AccessDenied, md eventstore.Metadata)
+	// WriteWait bounds read-your-writes: a write answers once the read model has its events.
+	WriteWait time.Duration
+}
+
+// Features are the self-hosting switches that turn admin areas off.
+type Features struct {
+	APIAccess   bool
+	Policy      bool
+	UsageLimits bool
+	AuditLogs   bool
+}
+
+// PositionHeader carries the global position of a write's last event; reads accept it as
+// min_position to wait until the read model has reached it.
+const PositionHeader = "x-gateway-position"
+
+// apiKeyHeaders: the header and the SDK aliases of 5.1.
+var apiKeyHeaders = []string{"x-gateway-api-key", "api_key", "apiKey", "x-api-key"}
+
+func presentedKey(r *http.Request) string {
+	for _, h := range apiKeyHeaders {
+		if v := strings.TrimSpace(r.Header.Get(h)); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+type actorKey struct{}
+
+func actorFrom(ctx context.Context) domain.Actor {
+	a, _ := ctx.Value(actorKey{}).(domain.Actor)
+	return a
+}
+
+// handler is an admin endpoint: it returns the status and body to answer, or an error.
+type handler func(w http.ResponseWriter, r *http.Request) (int, any, error)
+
+// route wraps an admin endpoint: authenticate from memory, put who and where in the context
+// for the commands, answer JSON or the error shape, and record refusals in the audit log.
+func (a *Admin) route(resource string, h handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !a.Features.APIAccess {
+			WriteError(w, r, a.Log, domain.Errorf(domain.CodeDisabled, "the admin API is turned off (API_ACCESS_ENABLED=OFF)"))
+			return
+		}
+		actor, err := a.Read.Authenticate(presentedKey(r), a.Now())
+		if err != nil {
+			a.deny(r, resource, domain.Actor{}, err)
+			WriteError(w, r, a.Log, err)
+			return
+		}
+		ctx := context.WithValue(r.Context(), actorKey{}, actor)
+		ctx = commands.WithRequest(ctx, commands.Request{
+			Actor: actor, RequestID: TraceID(r.Context()), ClientIP: clientIP(r), UserAgent: r.UserAgent(),
+			Method: r.Method, Path: r.URL.Path, IdempotencyKey: strings.TrimSpace(r.Header.Get("Idempotency-Key")),
+		})
+		r = r.WithContext(ctx)
+		if err := a.waitForMinPosition(r); err != nil {
+			WriteError(w, r, a.Log, err)
+			return
+		}
+		status, body, err := h(w, r)
+		if err != nil {
+			if code := domain.ErrorCode(err); code == domain.CodeForbidden || code == domain.CodeUnauthorized {
+				a.deny(r, resource, actor, err)
+			}
+			WriteError(w, r, a.Log, err)
+			return
+		}
+		if status == http.StatusNoContent {
+			w.WriteHeader(status)
+			return
+		}
+		WriteJSON(w, status, body)
+	})
+}
+
+// deny records a refused attempt: who (when known), what, from where; never the key.
+func (a *Admin) deny(r *http.Request, resource string, actor domain.Actor, err error) {
+	if a.RecordDenial == nil {
+		return
+	}
+	status := statusOf[domain.ErrorCode(err)]
+	var appErr *domain.Error
+	reason := "refused"
+	if errors.As(err, &appErr) {
+		reason = appErr.Message
+	}
+	md := eventstore.Metadata{ActorID: actor.ID, ActorKind: eventstore.ActorKind(actor.Kind), OrganisationID: actor.OrganisationID,
+		WorkspaceID: actor.WorkspaceID, RequestID: TraceID(r.Context()), ClientIP: clientIP(r), UserAgent: r.UserAgent(),
+		Extra: map[string]string{"method": r.Method, "path": r.URL.Path}}
+	a.RecordDenial(context.WithoutCancel(r.Context()), domain.AccessDenied{Status: status, Reason: reason,
+		Method: r.Method, Path: r.URL.Path, ResourceType: resource, At: a.Now()}, md)
+}
+
+// clientIP is the peer's address. X-Forwarded-For is not trusted: a client could forge it.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// written answers a successful write after the read model has reached its position, so the
+// client can read what it wrote at once; it says the position in a header.
+func (a *Admin) written(w http.ResponseWriter, r *http.Request, res commands.Result) error {
+	if res.Position == 0 {
+		return nil
+	}
+	w.Header().Set(PositionHeader, strconv.FormatUint(uint64(res.Position), 10))
+	if res.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	wait := a.WriteWait
+	if wait <= 0 {
+		wait = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), wait)
+	defer cancel()
+	if err := a.Read.WaitFor(ctx, res.Position); err != nil {
+		return &domain.Error{Code: domain.CodeUnavailable, Err: err, Message: fmt.Sprintf(
+			"the change was saved (position %d) but the read model has not caught up within %s; retry the read with min_position", res.Position, wait)}
+	}
+	return nil
+}
+
+// waitForMinPosition honours ?min_position= (or the position header) on reads.
+func (a *Admin) waitForMinPosition(r *http.Request) error {
+	raw := r.URL.Query().Get("min_position")
+	if raw == "" {
+		raw = r.Header.Get(PositionHeader)
+	}
+	if raw == "" || r.Method != http.MethodGet {
+		return nil
+	}
+	pos, err := strconv.ParseUint(raw, 10, 64)
+	if err != nil {
+		return domain.Invalid("min_position", "min_position must be a whole number")
+	}
+	wait := a.WriteWait
+	if wait <= 0 {
+		wait = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), wait)
+	defer cancel()
+	if err := a.Read.WaitFor(ctx, eventstore.Position(pos)); err != nil {
+		return &domain.Error{Code: domain.CodeUnavailable, Err: err, Message: fmt.Sprintf("the read model has not reached position %d within %s", pos, wait)}
+	}
+	return nil
+}
+
+// maxAdminBody bounds admin request bodies.
+const maxAdminBody = 1 << 20
+
+// decode reads a JSON body into v strictly: unknown fields, trailing data and bodies over
+// 1 MiB are refused with a 4xx that says what was wrong.
+func decode(r *http.Request, v any) error {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody+1))
+	if err != nil {
+		return domain.Invalid("", "the request body could not be read")
+	}
+	if len(body) > maxAdminBody {
+		return domain.Errorf(domain.CodeTooLarge, "the request body is larger than %d bytes", maxAdminBody)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return domain.Invalid("", "the request body is empty; send a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if dec.More() {
+		return domain.Invalid("", "the request body holds more than one JSON value")
+	}
+	return nil
+}
+
+// jsonError turns a decoding error into a message that names the field.
+func jsonError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		return domain.Invalid(typeErr.Field, "%s must be %s, not %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return domain.Invalid("", "the request body is not valid JSON (at byte %d)", syntaxErr.Offset)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return domain.Invalid(field, "unknown field %q", field)
+	}
+	var appErr *domain.Error
+	if errors.As(err, &appErr) {
+		return appErr
+	}
+	return domain.Invalid("", "the request body is not valid: %v", err)
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "float64", "int", "int64", "int32":
+		return "a number"
+	case "slice":
+		return "an array"
+	case "map", "struct", "ptr":
+		return "an object"
+	}
+	return "a " + k
+}
+
+// listAnswer is the list shape of the reference.
+type listAnswer[T any] struct {
+	Object      string `json:"object"`
+	Total       int    `json:"total"`
+	CurrentPage int    `json:"current_page"`
+	PageSize    int    `json:"page_size"`
+	Data        []T    `json:"data"`
+}
+
+const (
+	defaultPageSize = 50
+	maxPageSize     = 1000
+)
+
+// page cuts items to the requested page: current_page (0-based) and page_size, also spelled
+// currentPage and pageSize.
+func page[T any](r *http.Request, items []T) (listAnswer[T], error) {
+	q := r.URL.Query()
+	num := func(names []string, def, max int) (int, error) {
+		for _, n := range names {
+			if v := q.Get(n); v != "" {
+				i, err := strconv.Atoi(v)
+				if err != nil || i < 0 || i > max {
+					return 0, domain.Invalid(n, "%s must be a whole number from 0 to %d", n, max)
+				}
+				return i, nil
+			}
+		}
+		return def, nil
+	}
+	size, err := num([]string{"page_size", "pageSize"}, defaultPageSize, maxPageSize)
+	if err != nil {
+		return listAnswer[T]{}, err
+	}
+	if size == 0 {
+		size = defaultPageSize
+	}
+	cur, err := num([]string{"current_page", "currentPage"}, 0, 1_000_000)
+	if err != nil {
+		return listAnswer[T]{}, err
+	}
+	start := min(cur*size, len(items))
+	end := min(start+size, len(items))
+	data := items[start:end]
+	if data == nil {
+		data = []T{}
+	}
+	return listAnswer[T]{Object: "list", Total: len(items), CurrentPage: cur, PageSize: size, Data: data}, nil
+}
+
+// statuses parses a comma-separated status filter; def when absent.
+func statuses(r *http.Request, def string, allowed ...string) (map[string]bool, error) {
+	raw := r.URL.Query().Get("status")
+	if raw == "" {
+		raw = def
+	}
+	out := map[string]bool{}
+	for _, s := range strings.Split(raw, ",") {
+		s = strings.ToLower(strings.TrimSpace(s))
+		ok := false
+		for _, a := range allowed {
+			ok = ok || s == a
+		}
+		if !ok {
+			return nil, domain.Invalid("status", "status must be %s (got %q)", strings.Join(allowed, " or "), s)
+		}
+		out[s] = true
+	}
+	return out, nil
+}
+
+// visibleWorkspaces is the set of workspaces the actor may read in lists: nil (all) for
+// organisation admins, else the workspaces it has a role in.
+func visibleWorkspaces(a domain.Actor) map[string]bool {
+	if a.IsOrgAdmin() {
+		return nil
+	}
+	out := map[string]bool{}
+	if a.WorkspaceID != "" {
+		out[a.WorkspaceID] = true
+	}
+	for ws := range a.WorkspaceRoles {
+		out[ws] = true
+	}
+	return out
+}
+
+// requireScope refuses a read the actor's key is not scoped for.
+func requireScope(a domain.Actor, scope string) error {
+	if !a.HasScope(scope) {
+		return domain.Errorf(domain.CodeForbidden, "this API key lacks the scope %s", scope)
+	}
+	return nil
+}
+
+// canSee reports whether the actor may read a resource of workspaceID.
+func canSee(a domain.Actor, workspaceID string) bool {
+	v := visibleWorkspaces(a)
+	return v == nil || v[workspaceID]
+}

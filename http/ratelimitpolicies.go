@@ -1,0 +1,166 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/causeway/causeway/commands"
+	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/projections"
+)
+
+// rateLimitPolicyBody is the create and update body of 2.1; pointers tell absent from zero.
+type rateLimitPolicyBody struct {
+	Name           *string            `json:"name"`
+	Conditions     []domain.Condition `json:"conditions"`
+	GroupBy        []domain.GroupBy   `json:"group_by"`
+	Type           string             `json:"type"`
+	Unit           *string            `json:"unit"`
+	Value          *float64           `json:"value"`
+	WorkspaceID    string             `json:"workspace_id"`
+	OrganisationID string             `json:"organisation_id"`
+}
+
+// rateLimitPolicyAnswer is the policy object of 2.1 with object "policy_rate_limits".
+type rateLimitPolicyAnswer struct {
+	domain.RateLimitPolicy
+	Object string `json:"object"`
+}
+
+func rateLimitPolicyView(p domain.RateLimitPolicy) rateLimitPolicyAnswer {
+	if p.Conditions == nil {
+		p.Conditions = []domain.Condition{}
+	}
+	if p.GroupBy == nil {
+		p.GroupBy = []domain.GroupBy{}
+	}
+	p.CreatedAt, p.LastUpdatedAt = p.CreatedAt.UTC().Truncate(time.Millisecond), p.LastUpdatedAt.UTC().Truncate(time.Millisecond)
+	return rateLimitPolicyAnswer{RateLimitPolicy: p, Object: "policy_rate_limits"}
+}
+
+func (a *Admin) registerRateLimitPolicies(r *mux.Router) {
+	create := must(commands.NewCreateRateLimitPolicyHandler(a.Deps))
+	update := must(commands.NewUpdateRateLimitPolicyHandler(a.Deps))
+	archive := must(commands.NewArchiveRateLimitPolicyHandler(a.Deps))
+	on := func(h handler) http.Handler {
+		return a.route("rate_limit_policy", func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+			if !a.Features.Policy {
+				return 0, nil, domain.Errorf(domain.CodeDisabled, "policies are turned off (POLICY_ENABLED=OFF)")
+			}
+			return h(w, r)
+		})
+	}
+
+	r.Handle("/policies/rate-limits", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		var b rateLimitPolicyBody
+		if err := decode(r, &b); err != nil {
+			return 0, nil, err
+		}
+		actor := actorFrom(r.Context())
+		if b.OrganisationID != "" && b.OrganisationID != actor.OrganisationID {
+			return 0, nil, domain.Invalid("organisation_id", "organisation_id must be your own organisation's id")
+		}
+		unit := ""
+		if b.Unit != nil {
+			unit = *b.Unit
+		}
+		res, err := create.Handle(r.Context(), commands.CreateRateLimitPolicy{WorkspaceID: b.WorkspaceID, Name: b.Name,
+			Conditions: b.Conditions, GroupBy: b.GroupBy, Type: b.Type, Unit: unit, Value: b.Value})
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := a.written(w, r, res); err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, map[string]string{"id": res.ID, "object": "policy_rate_limits"}, nil
+	})).Methods(http.MethodPost)
+
+	r.Handle("/policies/rate-limits", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		actor := actorFrom(r.Context())
+		if err := requireScope(actor, "policies.list"); err != nil {
+			return 0, nil, err
+		}
+		st, err := statuses(r, domain.StatusActive, domain.StatusActive, domain.StatusArchived)
+		if err != nil {
+			return 0, nil, err
+		}
+		f := policyFilter(r, actor, st)
+		if ws := r.URL.Query().Get("workspace_id"); ws != "" {
+			if !canSee(actor, ws) {
+				return 0, nil, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", ws)
+			}
+			f.WorkspaceIDs = map[string]bool{ws: true}
+		}
+		var views []rateLimitPolicyAnswer
+		for _, p := range a.Read.RateLimitPolicies(f) {
+			views = append(views, rateLimitPolicyView(p))
+		}
+		list, err := page(r, views)
+		return http.StatusOK, list, err
+	})).Methods(http.MethodGet)
+
+	r.Handle("/policies/rate-limits/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		actor := actorFrom(r.Context())
+		if err := requireScope(actor, "policies.read"); err != nil {
+			return 0, nil, err
+		}
+		id := mux.Vars(r)["id"]
+		if !isUUID(id) {
+			return 0, nil, domain.Invalid("rateLimitsPolicyId", "rateLimitsPolicyId must be a UUID")
+		}
+		st, err := statuses(r, domain.StatusActive, domain.StatusActive, domain.StatusArchived)
+		if err != nil {
+			return 0, nil, err
+		}
+		p, ok := a.Read.RateLimitPolicy(actor.OrganisationID, id)
+		if !ok || !st[p.Status] || !canSee(actor, p.WorkspaceID) {
+			return 0, nil, domain.Errorf(domain.CodeNotFound, "rate limit policy %s not found", id)
+		}
+		return http.StatusOK, rateLimitPolicyView(p), nil
+	})).Methods(http.MethodGet)
+
+	r.Handle("/policies/rate-limits/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		id := mux.Vars(r)["id"]
+		if !isUUID(id) {
+			return 0, nil, domain.Invalid("rateLimitsPolicyId", "rateLimitsPolicyId must be a UUID")
+		}
+		var b rateLimitPolicyBody
+		if err := decode(r, &b); err != nil {
+			return 0, nil, err
+		}
+		if b.Conditions != nil || b.GroupBy != nil || b.Type != "" || b.WorkspaceID != "" {
+			return 0, nil, domain.Invalid("", "only name, unit and value can be updated")
+		}
+		res, err := update.Handle(r.Context(), commands.UpdateRateLimitPolicy{PolicyID: id, Name: b.Name, Unit: b.Unit, Value: b.Value})
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := a.written(w, r, res); err != nil {
+			return 0, nil, err
+		}
+		p, _ := a.Read.RateLimitPolicy(actorFrom(r.Context()).OrganisationID, id)
+		return http.StatusOK, rateLimitPolicyView(p), nil
+	})).Methods(http.MethodPut)
+
+	r.Handle("/policies/rate-limits/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		id := mux.Vars(r)["id"]
+		if !isUUID(id) {
+			return 0, nil, domain.Invalid("rateLimitsPolicyId", "rateLimitsPolicyId must be a UUID")
+		}
+		res, err := archive.Handle(r.Context(), commands.ArchiveRateLimitPolicy{PolicyID: id})
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := a.written(w, r, res); err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, map[string]string{"id": id, "object": "policy_rate_limits", "status": domain.StatusArchived}, nil
+	})).Methods(http.MethodDelete)
+}
+
+// policyFilter selects the policies of the actor's organisation that it may see.
+func policyFilter(r *http.Request, actor domain.Actor, st map[string]bool) projections.PolicyFilter {
+	return projections.PolicyFilter{OrganisationID: actor.OrganisationID, WorkspaceIDs: visibleWorkspaces(actor), Statuses: st}
+}

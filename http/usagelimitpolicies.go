@@ -1,0 +1,5 @@
+package httpapi
+
+import "github.com/gorilla/mux"
+
+func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {}

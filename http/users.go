@@ -1,0 +1,5 @@
+package httpapi
+
+import "github.com/gorilla/mux"
+
+func (a *Admin) registerUsers(r *mux.Router) {}

@@ -1,0 +1,5 @@
+package httpapi
+
+import "github.com/gorilla/mux"
+
+func (a *Admin) registerWorkspaces(r *mux.Router) {}

@@ -1,0 +1,184 @@
+package projections
+
+import (
+	"strings"
+	"time"
+
+	"github.com/causeway/causeway/domain"
+)
+
+// Authenticate resolves a presented client key to its actor, reading only memory. The
+// reasons for refusal are kept apart so that the caller can log them; the client sees one
+// 401 for a key that is unknown, deleted, expired or rotated out.
+func (m *Memory) Authenticate(presented string, now time.Time) (domain.Actor, error) {
+	if presented == "" {
+		return domain.Actor{}, domain.Errorf(domain.CodeUnauthorized, "missing x-gateway-api-key header")
+	}
+	hash := domain.HashKey(presented)
+	m.mu.RLock()
+	id := m.keyIDs[hash]
+	m.mu.RUnlock()
+	k, ok := get[domain.APIKey](m, domain.APIKeyPrefix, id)
+	if !ok {
+		return domain.Actor{}, domain.Errorf(domain.CodeUnauthorized, "invalid API key")
+	}
+	if accepted, reason := k.Accepts(hash, now); !accepted {
+		if reason == "expired" {
+			return domain.Actor{}, domain.Errorf(domain.CodeUnauthorized, "this API key has expired")
+		}
+		return domain.Actor{}, domain.Errorf(domain.CodeUnauthorized, "invalid API key")
+	}
+	actor := domain.Actor{Kind: domain.ActorAPIKey, ID: k.ID, OrganisationID: k.OrganisationID, KeyType: k.Type,
+		WorkspaceID: k.WorkspaceID, UserID: k.UserID, Scopes: k.Scopes, OrgRole: domain.RoleMember}
+	if k.IsOrganisationKey() {
+		actor.OrgRole = domain.RoleAdmin
+		return actor, nil
+	}
+	ws, ok := get[domain.Workspace](m, domain.WorkspacePrefix, k.WorkspaceID)
+	if !ok || !ws.Active() {
+		return domain.Actor{}, domain.Errorf(domain.CodeForbidden, "this API key's workspace is archived")
+	}
+	switch k.Type {
+	case domain.KeyWorkspaceService:
+		actor.WorkspaceRoles = map[string]domain.Role{k.WorkspaceID: domain.RoleManager}
+	case domain.KeyWorkspaceUser:
+		u, ok := get[domain.User](m, domain.UserPrefix, k.UserID)
+		if !ok || !u.Exists() {
+			return domain.Actor{}, domain.Errorf(domain.CodeUnauthorized, "invalid API key")
+		}
+		role, member := ws.Members[k.UserID]
+		if !member {
+			return domain.Actor{}, domain.Errorf(domain.CodeForbidden, "this API key's user is no longer a member of its workspace")
+		}
+		actor.OrgRole = u.Role
+		actor.WorkspaceRoles = map[string]domain.Role{k.WorkspaceID: role}
+	}
+	return actor, nil
+}
+
+// Organisation returns an organisation.
+func (m *Memory) Organisation(id string) (domain.Organisation, bool) {
+	return get[domain.Organisation](m, domain.OrganisationPrefix, id)
+}
+
+// Workspace returns a workspace of the organisation.
+func (m *Memory) Workspace(orgID, id string) (domain.Workspace, bool) {
+	ws, ok := get[domain.Workspace](m, domain.WorkspacePrefix, id)
+	return ws, ok && ws.OrganisationID == orgID
+}
+
+// User returns a user of the organisation.
+func (m *Memory) User(orgID, id string) (domain.User, bool) {
+	u, ok := get[domain.User](m, domain.UserPrefix, id)
+	return u, ok && u.OrganisationID == orgID && u.Exists()
+}
+
+// APIKey returns a key of the organisation that has not been deleted.
+func (m *Memory) APIKey(orgID, id string) (domain.APIKey, bool) {
+	k, ok := get[domain.APIKey](m, domain.APIKeyPrefix, id)
+	return k, ok && k.OrganisationID == orgID && k.Exists()
+}
+
+// KeyFilter selects keys in a list.
+type KeyFilter struct {
+	OrganisationID string
+	WorkspaceID    string // empty: every workspace (and organisation keys)
+	Visible        func(domain.APIKey) bool
+}
+
+// APIKeys lists the keys that f selects, newest first.
+func (m *Memory) APIKeys(f KeyFilter) []domain.APIKey {
+	return all(m, domain.APIKeyPrefix, func(k *domain.APIKey) bool {
+		return k.OrganisationID == f.OrganisationID && k.Exists() &&
+			(f.WorkspaceID == "" || k.WorkspaceID == f.WorkspaceID) && (f.Visible == nil || f.Visible(*k))
+	}, newestFirst(func(k *domain.APIKey) (time.Time, string) { return k.CreatedAt, k.ID }))
+}
+
+// PolicyFilter selects policies in a list.
+type PolicyFilter struct {
+	OrganisationID string
+	WorkspaceIDs   map[string]bool // nil: every workspace
+	Statuses       map[string]bool
+}
+
+func (f PolicyFilter) keep(org, ws, status string) bool {
+	return org == f.OrganisationID && (f.WorkspaceIDs == nil || f.WorkspaceIDs[ws]) && f.Statuses[status]
+}
+
+// RateLimitPolicies lists the rate-limit policies that f selects, newest first.
+func (m *Memory) RateLimitPolicies(f PolicyFilter) []domain.RateLimitPolicy {
+	return all(m, domain.RateLimitPolicyPrefix, func(p *domain.RateLimitPolicy) bool {
+		return f.keep(p.OrganisationID, p.WorkspaceID, p.Status)
+	}, newestFirst(func(p *domain.RateLimitPolicy) (time.Time, string) { return p.CreatedAt, p.ID }))
+}
+
+// RateLimitPolicy returns one policy of the organisation.
+func (m *Memory) RateLimitPolicy(orgID, id string) (domain.RateLimitPolicy, bool) {
+	p, ok := get[domain.RateLimitPolicy](m, domain.RateLimitPolicyPrefix, id)
+	return p, ok && p.OrganisationID == orgID
+}
+
+func newestFirst[A any](key func(*A) (time.Time, string)) func(a, b *A) bool {
+	return func(a, b *A) bool {
+		ta, ia := key(a)
+		tb, ib := key(b)
+		if !ta.Equal(tb) {
+			return ta.After(tb)
+		}
+		return ia < ib
+	}
+}
+
+// AuditFilter selects audit records; zero fields select everything.
+type AuditFilter struct {
+	OrganisationID string
+	From, To       time.Time
+	ActorID        string
+	ActorType      string
+	WorkspaceID    string
+	ResourceType   string
+	ResourceID     string
+	Action         string
+	Method         string
+	StatusCode     int
+	RequestID      string
+	ClientIP       string
+}
+
+func (f AuditFilter) keep(r *AuditRecord) bool {
+	eq := func(want, have string) bool { return want == "" || strings.EqualFold(want, have) }
+	// A refusal of an unknown key cannot be tied to an organisation; every organisation's
+	// admins see those.
+	org := r.OrganisationID == f.OrganisationID || (r.OrganisationID == "" && r.StatusCode >= 400)
+	return org &&
+		(f.From.IsZero() || !r.Timestamp.Before(f.From)) && (f.To.IsZero() || !r.Timestamp.After(f.To)) &&
+		eq(f.ActorID, r.ActorID) && eq(f.ActorType, r.ActorType) && eq(f.WorkspaceID, r.WorkspaceID) &&
+		eq(f.ResourceType, r.ResourceType) && eq(f.ResourceID, r.ResourceID) && eq(f.Action, r.Action) &&
+		eq(f.Method, r.Method) && (f.StatusCode == 0 || f.StatusCode == r.StatusCode) &&
+		eq(f.RequestID, r.RequestID) && eq(f.ClientIP, r.ClientIP)
+}
+
+// AuditLog returns the records f selects, in the order they happened.
+func (m *Memory) AuditLog(f AuditFilter) []AuditRecord {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []AuditRecord
+	for i := range m.audit {
+		if f.keep(&m.audit[i]) {
+			out = append(out, m.audit[i])
+		}
+	}
+	return out
+}
+
+// AuditRecord returns one record by its event id.
+func (m *Memory) AuditRecord(orgID, id string) (AuditRecord, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, r := range m.audit {
+		if r.ID == id && r.OrganisationID == orgID {
+			return r, true
+		}
+	}
+	return AuditRecord{}, false
+}
