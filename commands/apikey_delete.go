@@ -11,7 +11,9 @@ type DeleteAPIKey struct{ KeyID string }
 
 type deleteAPIKeyHandler struct{ d Deps }
 
-func NewDeleteAPIKeyHandler(d Deps) (deleteAPIKeyHandler, error) { return deleteAPIKeyHandler{d}, d.check() }
+func NewDeleteAPIKeyHandler(d Deps) (deleteAPIKeyHandler, error) {
+	return deleteAPIKeyHandler{d}, d.check()
+}
 
 func (h deleteAPIKeyHandler) Handle(ctx context.Context, c DeleteAPIKey) (Result, error) {
 	if _, err := loadAPIKeyFor(ctx, h.d, c.KeyID, "delete"); err != nil {

@@ -19,8 +19,8 @@ type RotateAPIKey struct {
 // RotatedAPIKey is the answer of a rotation: the new plaintext key, shown once.
 type RotatedAPIKey struct {
 	Result
-	Key                string
-	TransitionEndsAt   time.Time
+	Key              string
+	TransitionEndsAt time.Time
 }
 
 type rotateAPIKeyHandler struct {

@@ -226,7 +226,9 @@ func appendEvents(ctx context.Context, d Deps, stream string, expected eventstor
 // by another owner is a conflict naming the field param.
 func reserve(ctx context.Context, d Deps, kind, name, ownerID, param string) error {
 	_, err := execute(ctx, d, domain.ReservationStream(kind, name), func() *domain.Reservation { return &domain.Reservation{} },
-		func(r *domain.Reservation) ([]domain.Event, error) { return r.Reserve(kind, name, ownerID, param, d.Now()) })
+		func(r *domain.Reservation) ([]domain.Event, error) {
+			return r.Reserve(kind, name, ownerID, param, d.Now())
+		})
 	return err
 }
 
