@@ -12,6 +12,7 @@ func modules() []module {
 		usageLimitPolicyModule(),
 		reservationModule(),
 		bootstrapModule(),
+		notificationModule(),
 		{prefix: "audit", events: []Event{AccessDenied{}}},
 	}
 }
