@@ -131,7 +131,9 @@ func metadata(ctx context.Context) eventstore.Metadata {
 // recorded events (for idempotency checks).
 func load(ctx context.Context, d Deps, stream string, agg domain.Aggregate) (eventstore.ExpectedRevision, []eventstore.RecordedEvent, error) {
 	recs, err := d.Store.ReadStream(ctx, stream, eventstore.Forwards, 0, 0)
-	if errors.Is(err, eventstore.ErrStreamNotFound) {
+	// Empty without an error: the stream was created between the read and its existence
+	// check. Expecting no stream is right: the append will conflict and the command retry.
+	if errors.Is(err, eventstore.ErrStreamNotFound) || (err == nil && len(recs) == 0) {
 		return eventstore.NoStream, nil, nil
 	}
 	if err != nil {

@@ -215,8 +215,13 @@ func sqlReadStream(ctx context.Context, dir Direction, from uint64,
 	if err != nil {
 		return nil, err
 	}
-	if len(evs) == 0 {
-		return evs, exists(ctx)
+	if len(evs) > 0 {
+		return evs, nil
 	}
-	return evs, nil
+	if err := exists(ctx); err != nil {
+		return nil, err
+	}
+	// The stream exists but the page was empty: either from is past its end, or the stream
+	// was created between the two queries. Reading again tells them apart.
+	return read(ctx, dir == Backwards, int64(from))
 }
