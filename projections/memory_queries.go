@@ -47,10 +47,14 @@ func (m *Memory) Authenticate(presented string, now time.Time) (domain.Actor, er
 			return domain.Actor{}, domain.Errorf(domain.CodeUnauthorized, "invalid API key")
 		}
 		role, member := ws.Members[k.UserID]
+		if u.Role == domain.RoleOwner || u.Role == domain.RoleAdmin {
+			// An organisation admin's workspace key acts as admin of that workspace only: a
+			// workspace key never reaches organisation settings, users or other workspaces (5.2).
+			role, member = domain.RoleAdmin, true
+		}
 		if !member {
 			return domain.Actor{}, domain.Errorf(domain.CodeForbidden, "this API key's user is no longer a member of its workspace")
 		}
-		actor.OrgRole = u.Role
 		actor.WorkspaceRoles = map[string]domain.Role{k.WorkspaceID: role}
 	}
 	return actor, nil
