@@ -27,10 +27,23 @@ func loadAPIKeyFor(ctx context.Context, d Deps, id, op string) (*domain.APIKey, 
 	if err != nil {
 		return nil, err
 	}
-	if !k.Exists() || k.OrganisationID != actor.OrganisationID {
+	if !k.Exists() || k.OrganisationID != actor.OrganisationID || !withinReach(actor, k) {
 		return nil, domain.Errorf(domain.CodeNotFound, "api key %s not found", id)
 	}
 	return k, authoriseKeyAccess(actor, k, op)
+}
+
+// withinReach: a key the actor could not even read is not found, so that a workspace key
+// learns nothing of the organisation's other keys; within reach, too few rights are a 403.
+func withinReach(actor domain.Actor, k *domain.APIKey) bool {
+	switch {
+	case k.IsOrganisationKey():
+		return actor.IsOrgAdmin()
+	case k.Type == domain.KeyWorkspaceUser && actor.UserID != "" && actor.UserID == k.UserID:
+		return true
+	}
+	_, ok := actor.WorkspaceRole(k.WorkspaceID)
+	return ok
 }
 
 func authoriseKeyAccess(actor domain.Actor, k *domain.APIKey, op string) error {

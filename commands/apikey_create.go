@@ -119,9 +119,16 @@ func (h createAPIKeyHandler) authorise(ctx context.Context, actor domain.Actor, 
 	return keyType, scopesHeld(actor, c.Scopes)
 }
 
-// scopesHeld: a key is created only with permissions its creator holds.
+// scopesHeld: a key is created only with permissions its creator holds. Names outside the
+// catalogue are left to the domain, which refuses them as invalid rather than forbidden.
 func scopesHeld(actor domain.Actor, scopes []string) error {
-	if missing := actor.ScopesWithin(scopes); len(missing) > 0 {
+	known := make([]string, 0, len(scopes))
+	for _, s := range scopes {
+		if domain.IsScope(s) {
+			known = append(known, s)
+		}
+	}
+	if missing := actor.ScopesWithin(known); len(missing) > 0 {
 		return &domain.Error{Code: domain.CodeForbidden, Param: "scopes",
 			Message: "a key cannot be given scopes its creator lacks: " + strings.Join(missing, ", ")}
 	}

@@ -26,6 +26,10 @@ const (
 // MinKeyTransition is the least time both keys stay valid after a rotation: 30 minutes.
 const MinKeyTransition = 30 * time.Minute
 
+// KeyNoticePeriod is how long before a key's expiry or scheduled rotation its owners are
+// warned.
+const KeyNoticePeriod = 24 * time.Hour
+
 // RotationPolicy rotates a key on a schedule.
 type RotationPolicy struct {
 	RotationPeriod        *string    `json:"rotation_period"` // weekly or monthly
@@ -43,26 +47,29 @@ type KeyDefaults struct {
 // APIKey is a client credential. Only the SHA-256 of the key is kept; the plaintext is shown
 // once, in the answer to create or rotate.
 type APIKey struct {
-	ID             string          `json:"id"`
-	Name           string          `json:"name"`
-	Type           string          `json:"type"`
-	OrganisationID string          `json:"organisation_id"`
-	WorkspaceID    string          `json:"workspace_id,omitempty"`
-	UserID         string          `json:"user_id,omitempty"`
-	Scopes         []string        `json:"scopes"`
-	RateLimits     []RateLimit     `json:"rate_limits"`
-	UsageLimits    *UsageLimits    `json:"usage_limits"`
-	CurrentUsage   float64         `json:"current_usage"`
-	Defaults       *KeyDefaults    `json:"defaults"`
-	AlertEmails    []string        `json:"alert_emails"`
-	ExpiresAt      *time.Time      `json:"expires_at"`
-	RotationPolicy *RotationPolicy `json:"rotation_policy"`
-	Status         string          `json:"status"`
-	Masked         string          `json:"key"` // prefix and last four characters
-	CreatedBy      string          `json:"created_by,omitempty"`
-	LastResetAt    *time.Time      `json:"last_reset_at"`
-	CreatedAt      time.Time       `json:"created_at"`
-	LastUpdatedAt  time.Time       `json:"last_updated_at"`
+	ID             string       `json:"id"`
+	Name           string       `json:"name"`
+	Type           string       `json:"type"`
+	OrganisationID string       `json:"organisation_id"`
+	WorkspaceID    string       `json:"workspace_id,omitempty"`
+	UserID         string       `json:"user_id,omitempty"`
+	Scopes         []string     `json:"scopes"`
+	RateLimits     []RateLimit  `json:"rate_limits"`
+	UsageLimits    *UsageLimits `json:"usage_limits"`
+	CurrentUsage   float64      `json:"current_usage"`
+	// The usage alerts sent this period: each is sent once until its alerts are reset.
+	ThresholdAlertSent bool            `json:"is_threshold_alerts_sent"`
+	ExhaustedAlertSent bool            `json:"is_exhausted_alerts_sent"`
+	Defaults           *KeyDefaults    `json:"defaults"`
+	AlertEmails        []string        `json:"alert_emails"`
+	ExpiresAt          *time.Time      `json:"expires_at"`
+	RotationPolicy     *RotationPolicy `json:"rotation_policy"`
+	Status             string          `json:"status"`
+	Masked             string          `json:"key"` // prefix and last four characters
+	CreatedBy          string          `json:"created_by,omitempty"`
+	LastResetAt        *time.Time      `json:"last_reset_at"`
+	CreatedAt          time.Time       `json:"created_at"`
+	LastUpdatedAt      time.Time       `json:"last_updated_at"`
 
 	// The hashes never leave the process in an answer or an audit view.
 	Hash               string     `json:"-"`
@@ -100,7 +107,9 @@ type APIKeyUpdated struct {
 	UsageLimits         *UsageLimits    `json:"usage_limits,omitempty"`
 	ClearUsageLimits    bool            `json:"clear_usage_limits,omitempty"`
 	Defaults            *KeyDefaults    `json:"defaults,omitempty"`
+	ClearDefaults       bool            `json:"clear_defaults,omitempty"`
 	AlertEmails         []string        `json:"alert_emails,omitempty"`
+	ClearAlertEmails    bool            `json:"clear_alert_emails,omitempty"`
 	ExpiresAt           *time.Time      `json:"expires_at,omitempty"`
 	ClearExpiresAt      bool            `json:"clear_expires_at,omitempty"`
 	RotationPolicy      *RotationPolicy `json:"rotation_policy,omitempty"`
@@ -143,6 +152,24 @@ type APIKeyExhausted struct {
 	At    time.Time `json:"at"`
 }
 
+// APIKeyUsageThresholdReached: the key's usage reached its alert threshold; it is alerted
+// once until its alerts are reset.
+type APIKeyUsageThresholdReached struct {
+	KeyID          string    `json:"key_id"`
+	Usage          float64   `json:"usage"`
+	AlertThreshold float64   `json:"alert_threshold"`
+	At             time.Time `json:"at"`
+}
+
+// APIKeyUsageAlertsReset clears the key's sent alerts, so they are sent again when reached
+// (3: a raised credit limit resets both, a raised or removed threshold the threshold alert).
+type APIKeyUsageAlertsReset struct {
+	KeyID     string    `json:"key_id"`
+	Threshold bool      `json:"threshold"`
+	Exhausted bool      `json:"exhausted"`
+	At        time.Time `json:"at"`
+}
+
 func (APIKeyCreated) EventType() string    { return "ApiKeyCreated" }
 func (APIKeyUpdated) EventType() string    { return "ApiKeyUpdated" }
 func (APIKeyRotated) EventType() string    { return "ApiKeyRotated" }
@@ -150,13 +177,17 @@ func (APIKeyExpired) EventType() string    { return "ApiKeyExpired" }
 func (APIKeyDeleted) EventType() string    { return "ApiKeyDeleted" }
 func (APIKeyUsageReset) EventType() string { return "ApiKeyUsageReset" }
 func (APIKeyExhausted) EventType() string  { return "ApiKeyExhausted" }
+func (APIKeyUsageThresholdReached) EventType() string {
+	return "ApiKeyUsageThresholdReached"
+}
+func (APIKeyUsageAlertsReset) EventType() string { return "ApiKeyUsageAlertsReset" }
 
 func apiKeyModule() module {
 	return module{
 		prefix:    APIKeyPrefix,
 		aggregate: func() Aggregate { return &APIKey{} },
 		events: []Event{APIKeyCreated{}, APIKeyUpdated{}, APIKeyRotated{}, APIKeyExpired{}, APIKeyDeleted{},
-			APIKeyUsageReset{}, APIKeyExhausted{}},
+			APIKeyUsageReset{}, APIKeyExhausted{}, APIKeyUsageThresholdReached{}, APIKeyUsageAlertsReset{}},
 	}
 }
 
@@ -185,10 +216,10 @@ func (k *APIKey) Apply(e Event) {
 				k.Status = KeyActive
 			}
 		}
-		if e.Defaults != nil {
+		if e.Defaults != nil || e.ClearDefaults {
 			k.Defaults = e.Defaults
 		}
-		if e.AlertEmails != nil {
+		if e.AlertEmails != nil || e.ClearAlertEmails {
 			k.AlertEmails = e.AlertEmails
 		}
 		if e.ExpiresAt != nil || e.ClearExpiresAt {
@@ -205,7 +236,9 @@ func (k *APIKey) Apply(e Event) {
 		until := e.PreviousValidUntil
 		k.PreviousHash, k.PreviousValidUntil = k.Hash, &until
 		k.Hash, k.Masked = e.Hash, e.Masked
-		if k.RotationPolicy != nil && e.NextRotationAt != nil {
+		// Copy on write: read models hand out copies that share the policy. A scheduled
+		// rotation of a policy without a period was its last one.
+		if k.RotationPolicy != nil && (e.NextRotationAt != nil || e.Scheduled) {
 			rp := *k.RotationPolicy
 			rp.NextRotationAt = e.NextRotationAt
 			k.RotationPolicy = &rp
@@ -216,7 +249,7 @@ func (k *APIKey) Apply(e Event) {
 	case APIKeyDeleted:
 		k.Status, k.LastUpdatedAt = KeyDeleted, e.At
 	case APIKeyUsageReset:
-		k.CurrentUsage = 0
+		k.CurrentUsage, k.ThresholdAlertSent, k.ExhaustedAlertSent = 0, false, false
 		at := e.At
 		k.LastResetAt = &at
 		if k.Status == KeyExhausted {
@@ -224,7 +257,13 @@ func (k *APIKey) Apply(e Event) {
 		}
 		k.LastUpdatedAt = e.At
 	case APIKeyExhausted:
-		k.CurrentUsage, k.Status, k.LastUpdatedAt = e.Usage, KeyExhausted, e.At
+		k.CurrentUsage, k.Status, k.ExhaustedAlertSent, k.LastUpdatedAt = e.Usage, KeyExhausted, true, e.At
+	case APIKeyUsageThresholdReached:
+		k.CurrentUsage, k.ThresholdAlertSent, k.LastUpdatedAt = e.Usage, true, e.At
+	case APIKeyUsageAlertsReset:
+		k.ThresholdAlertSent = k.ThresholdAlertSent && !e.Threshold
+		k.ExhaustedAlertSent = k.ExhaustedAlertSent && !e.Exhausted
+		k.LastUpdatedAt = e.At
 	}
 }
 
@@ -242,10 +281,47 @@ func (k *APIKey) Accepts(hash string, now time.Time) (ok bool, reason string) {
 	default:
 		return false, "unknown"
 	}
-	if k.Status == KeyExpired || (k.ExpiresAt != nil && !now.Before(*k.ExpiresAt)) {
+	if k.StatusAt(now) == KeyExpired {
 		return false, "expired"
 	}
 	return true, ""
+}
+
+// StatusAt is the key's status as a reader at now sees it: a key whose expiry time has passed
+// is expired at once, before the background worker records it.
+func (k *APIKey) StatusAt(now time.Time) string {
+	if (k.Status == KeyActive || k.Status == KeyExhausted) && k.ExpiresAt != nil && !now.Before(*k.ExpiresAt) {
+		return KeyExpired
+	}
+	return k.Status
+}
+
+// ExpiryDue reports whether the key's expiry time has passed and its expiry is not yet
+// recorded.
+func (k *APIKey) ExpiryDue(now time.Time) bool {
+	return k.Exists() && k.Status != KeyExpired && k.ExpiresAt != nil && !now.Before(*k.ExpiresAt)
+}
+
+// RotationDue reports whether the key's rotation policy schedules a rotation at or before now.
+func (k *APIKey) RotationDue(now time.Time) bool {
+	return k.Exists() && k.StatusAt(now) != KeyExpired && k.RotationPolicy != nil &&
+		k.RotationPolicy.NextRotationAt != nil && !now.Before(*k.RotationPolicy.NextRotationAt)
+}
+
+// ExpiryNoticeDue reports whether the key expires within the notice period after now.
+func (k *APIKey) ExpiryNoticeDue(now time.Time) bool {
+	return k.Exists() && k.StatusAt(now) != KeyExpired && k.ExpiresAt != nil && withinNotice(now, *k.ExpiresAt)
+}
+
+// RotationNoticeDue reports whether the key's next scheduled rotation falls within the notice
+// period after now.
+func (k *APIKey) RotationNoticeDue(now time.Time) bool {
+	return k.Exists() && k.StatusAt(now) != KeyExpired && k.RotationPolicy != nil &&
+		k.RotationPolicy.NextRotationAt != nil && withinNotice(now, *k.RotationPolicy.NextRotationAt)
+}
+
+func withinNotice(now, at time.Time) bool {
+	return at.After(now) && !at.After(now.Add(KeyNoticePeriod))
 }
 
 // IsOrganisationKey reports whether k is an admin key of the whole organisation.
@@ -327,7 +403,14 @@ func (k *APIKey) Create(c CreateAPIKey, now time.Time) ([]Event, error) {
 	if err := validateScopes(c.Scopes, c.Type); err != nil {
 		return nil, err
 	}
-	if err := validateKeyLimits(c.RateLimits, c.UsageLimits); err != nil {
+	if err := validateKeyRateLimits(c.RateLimits); err != nil {
+		return nil, err
+	}
+	usage, err := normaliseKeyUsageLimits(c.UsageLimits, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateKeyDefaults(c.Defaults); err != nil {
 		return nil, err
 	}
 	if err := validateEmails("alert_emails", c.AlertEmails); err != nil {
@@ -342,8 +425,148 @@ func (k *APIKey) Create(c CreateAPIKey, now time.Time) ([]Event, error) {
 	}
 	return []Event{APIKeyCreated{KeyID: c.KeyID, Name: c.Name, Type: c.Type, OrganisationID: c.OrganisationID,
 		WorkspaceID: c.WorkspaceID, UserID: c.UserID, Scopes: c.Scopes, RateLimits: c.RateLimits,
-		UsageLimits: c.UsageLimits, Defaults: c.Defaults, AlertEmails: c.AlertEmails, ExpiresAt: c.ExpiresAt,
+		UsageLimits: usage, Defaults: c.Defaults, AlertEmails: c.AlertEmails, ExpiresAt: c.ExpiresAt,
 		RotationPolicy: rp, Hash: HashKey(c.Key), Masked: MaskKey(c.Key), CreatedBy: c.CreatedBy, At: now}}, nil
+}
+
+// UpdateAPIKey is the update command's input (the reference's UpdateApiKeyObject): nil fields
+// stay as they are; a Clear flag, or an empty list, removes the field (the client sent null).
+type UpdateAPIKey struct {
+	Name                *string
+	Scopes              []string
+	RateLimits          []RateLimit
+	ClearRateLimits     bool
+	UsageLimits         *UsageLimits
+	ClearUsageLimits    bool
+	ResetUsage          bool
+	Defaults            *KeyDefaults
+	ClearDefaults       bool
+	AlertEmails         []string
+	ClearAlertEmails    bool
+	ExpiresAt           *time.Time
+	ClearExpiresAt      bool
+	RotationPolicy      *RotationPolicy
+	ClearRotationPolicy bool
+}
+
+// Update decides a change of a key's settings, and a reset of its usage when asked. Raising
+// the credit limit of an exhausted key reactivates it (Apply); setting expires_at in the future
+// reactivates an expired one. The actor's right to grant the scopes is checked by the command.
+func (k *APIKey) Update(c UpdateAPIKey, now time.Time) ([]Event, error) {
+	if !k.Exists() {
+		return nil, Errorf(CodeNotFound, "api key not found")
+	}
+	ev := APIKeyUpdated{KeyID: k.ID, At: now}
+	changed := false
+	if c.Name != nil {
+		if err := ValidateName("name", *c.Name, true); err != nil {
+			return nil, err
+		}
+		ev.Name, changed = c.Name, true
+	}
+	if c.Scopes != nil {
+		if err := validateScopes(c.Scopes, k.Type); err != nil {
+			return nil, err
+		}
+		ev.Scopes, changed = c.Scopes, true
+	}
+	switch {
+	case c.ClearRateLimits || (c.RateLimits != nil && len(c.RateLimits) == 0):
+		ev.ClearRateLimits, changed = true, true
+	case c.RateLimits != nil:
+		if err := validateKeyRateLimits(c.RateLimits); err != nil {
+			return nil, err
+		}
+		ev.RateLimits, changed = c.RateLimits, true
+	}
+	switch {
+	case c.ClearUsageLimits:
+		ev.ClearUsageLimits, changed = true, true
+	case c.UsageLimits != nil:
+		usage, err := normaliseKeyUsageLimits(c.UsageLimits, now)
+		if err != nil {
+			return nil, err
+		}
+		ev.UsageLimits, changed = usage, true
+	}
+	switch {
+	case c.ClearDefaults:
+		ev.ClearDefaults, changed = true, true
+	case c.Defaults != nil:
+		if err := validateKeyDefaults(c.Defaults); err != nil {
+			return nil, err
+		}
+		ev.Defaults, changed = c.Defaults, true
+	}
+	switch {
+	case c.ClearAlertEmails || (c.AlertEmails != nil && len(c.AlertEmails) == 0):
+		ev.ClearAlertEmails, changed = true, true
+	case c.AlertEmails != nil:
+		if err := validateEmails("alert_emails", c.AlertEmails); err != nil {
+			return nil, err
+		}
+		ev.AlertEmails, changed = c.AlertEmails, true
+	}
+	switch {
+	case c.ClearExpiresAt:
+		ev.ClearExpiresAt, changed = true, true
+	case c.ExpiresAt != nil:
+		if !c.ExpiresAt.After(now) {
+			return nil, Invalid("expires_at", "expires_at must be in the future")
+		}
+		ev.ExpiresAt, changed = c.ExpiresAt, true
+	}
+	switch {
+	case c.ClearRotationPolicy:
+		ev.ClearRotationPolicy, changed = true, true
+	case c.RotationPolicy != nil:
+		rp, err := normaliseRotationPolicy(c.RotationPolicy, now)
+		if err != nil {
+			return nil, err
+		}
+		ev.RotationPolicy, changed = rp, true
+	}
+	var events []Event
+	if changed {
+		events = append(events, ev)
+	}
+	if reset, ok := k.alertsReset(ev); ok {
+		events = append(events, reset)
+	}
+	if c.ResetUsage {
+		reset, err := k.ResetUsage(now)
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, reset...)
+	}
+	if len(events) == 0 {
+		return nil, Invalid("", "nothing to update: give at least one of name, scopes, rate_limits, usage_limits, reset_usage, defaults, alert_emails, expires_at or rotation_policy")
+	}
+	return events, nil
+}
+
+// alertsReset decides which sent usage alerts an update resets (3): a raised or removed
+// credit limit resets both, a raised or removed alert threshold the threshold alert.
+func (k *APIKey) alertsReset(u APIKeyUpdated) (APIKeyUsageAlertsReset, bool) {
+	old := k.UsageLimits
+	if old == nil || (u.UsageLimits == nil && !u.ClearUsageLimits) {
+		return APIKeyUsageAlertsReset{}, false
+	}
+	raised := u.ClearUsageLimits || (old.CreditLimit != nil && *u.UsageLimits.CreditLimit > *old.CreditLimit)
+	eased := old.AlertThreshold != nil &&
+		(u.ClearUsageLimits || u.UsageLimits.AlertThreshold == nil || *u.UsageLimits.AlertThreshold > *old.AlertThreshold)
+	reset := APIKeyUsageAlertsReset{KeyID: k.ID, Threshold: (raised || eased) && k.ThresholdAlertSent,
+		Exhausted: raised && k.ExhaustedAlertSent, At: u.At}
+	return reset, reset.Threshold || reset.Exhausted
+}
+
+// ResetUsage decides a reset of the key's usage to zero; an exhausted key becomes active.
+func (k *APIKey) ResetUsage(now time.Time) ([]Event, error) {
+	if !k.Exists() {
+		return nil, Errorf(CodeNotFound, "api key not found")
+	}
+	return []Event{APIKeyUsageReset{KeyID: k.ID, At: now}}, nil
 }
 
 func validateScopes(scopes []string, keyType string) error {
@@ -365,14 +588,41 @@ func validateScopes(scopes []string, keyType string) error {
 	return nil
 }
 
-func validateKeyLimits(rates []RateLimit, usage *UsageLimits) error {
+func validateKeyRateLimits(rates []RateLimit) error {
 	for i, r := range rates {
 		if err := ValidateRateLimit(fmt.Sprintf("rate_limits[%d]", i), r); err != nil {
 			return err
 		}
 	}
-	if usage != nil {
-		return ValidateUsageLimits("usage_limits", *usage)
+	return nil
+}
+
+// normaliseKeyUsageLimits checks a key's budget and, when it resets periodically without a
+// stated next reset, computes when the first one is due.
+func normaliseKeyUsageLimits(u *UsageLimits, now time.Time) (*UsageLimits, error) {
+	if u == nil {
+		return nil, nil
+	}
+	if err := ValidateUsageLimits("usage_limits", *u); err != nil {
+		return nil, err
+	}
+	out := *u
+	if out.NextUsageResetAt != nil {
+		if out.PeriodicReset == nil && out.PeriodicResetDays == nil {
+			return nil, Invalid("usage_limits.next_usage_reset_at", "usage_limits.next_usage_reset_at needs periodic_reset or periodic_reset_days")
+		}
+		if !out.NextUsageResetAt.After(now) {
+			return nil, Invalid("usage_limits.next_usage_reset_at", "usage_limits.next_usage_reset_at must be in the future")
+		}
+	} else {
+		out.NextUsageResetAt = NextReset(now, out.PeriodicReset, out.PeriodicResetDays)
+	}
+	return &out, nil
+}
+
+func validateKeyDefaults(d *KeyDefaults) error {
+	if d != nil && d.ConfigID != nil {
+		return ValidateName("defaults.config_id", *d.ConfigID, false)
 	}
 	return nil
 }
@@ -394,21 +644,43 @@ func ValidEmail(e string) bool {
 		!strings.Contains(domainPart, "@") && len(e) <= 254
 }
 
+// Rotation periods of a rotation policy.
+const (
+	RotateWeekly  = "weekly"
+	RotateMonthly = "monthly"
+)
+
+// shortestPeriod is the least time between two rotations of a period: a transition must end
+// before the next rotation begins.
+var shortestPeriod = map[string]time.Duration{RotateWeekly: 7 * 24 * time.Hour, RotateMonthly: 28 * 24 * time.Hour}
+
+// normaliseRotationPolicy checks a policy, which needs a period or a date (the reference), and
+// computes the first rotation of a period without a date.
 func normaliseRotationPolicy(rp *RotationPolicy, now time.Time) (*RotationPolicy, error) {
 	if rp == nil {
 		return nil, nil
 	}
 	out := *rp
-	if out.RotationPeriod != nil && *out.RotationPeriod != "weekly" && *out.RotationPeriod != "monthly" {
-		return nil, Invalid("rotation_policy.rotation_period", "rotation_policy.rotation_period must be weekly or monthly (got %q)", *out.RotationPeriod)
+	if out.RotationPeriod == nil && out.NextRotationAt == nil {
+		return nil, Invalid("rotation_policy", "rotation_policy needs rotation_period or next_rotation_at")
 	}
-	if out.KeyTransitionPeriodMS != nil && *out.KeyTransitionPeriodMS < MinKeyTransition.Milliseconds() {
-		return nil, Invalid("rotation_policy.key_transition_period_ms", "rotation_policy.key_transition_period_ms must be at least %d (30 minutes; got %d)", MinKeyTransition.Milliseconds(), *out.KeyTransitionPeriodMS)
+	if out.RotationPeriod != nil {
+		if _, ok := shortestPeriod[*out.RotationPeriod]; !ok {
+			return nil, Invalid("rotation_policy.rotation_period", "rotation_policy.rotation_period must be weekly or monthly (got %q)", *out.RotationPeriod)
+		}
+	}
+	if ms := out.KeyTransitionPeriodMS; ms != nil {
+		if *ms < MinKeyTransition.Milliseconds() {
+			return nil, Invalid("rotation_policy.key_transition_period_ms", "rotation_policy.key_transition_period_ms must be at least %d (30 minutes; got %d)", MinKeyTransition.Milliseconds(), *ms)
+		}
+		if out.RotationPeriod != nil && *ms >= shortestPeriod[*out.RotationPeriod].Milliseconds() {
+			return nil, Invalid("rotation_policy.key_transition_period_ms", "rotation_policy.key_transition_period_ms must be less than the rotation period (%d for %s; got %d)", shortestPeriod[*out.RotationPeriod].Milliseconds(), *out.RotationPeriod, *ms)
+		}
 	}
 	if out.NextRotationAt != nil && !out.NextRotationAt.After(now) {
 		return nil, Invalid("rotation_policy.next_rotation_at", "rotation_policy.next_rotation_at must be in the future")
 	}
-	if out.NextRotationAt == nil && out.RotationPeriod != nil {
+	if out.NextRotationAt == nil {
 		out.NextRotationAt = nextRotation(now, *out.RotationPeriod)
 	}
 	return &out, nil
@@ -416,7 +688,7 @@ func normaliseRotationPolicy(rp *RotationPolicy, now time.Time) (*RotationPolicy
 
 func nextRotation(from time.Time, period string) *time.Time {
 	var t time.Time
-	if period == "weekly" {
+	if period == RotateWeekly {
 		t = from.AddDate(0, 0, 7)
 	} else {
 		t = from.AddDate(0, 1, 0)
@@ -430,7 +702,7 @@ func (k *APIKey) Rotate(newKey string, transition time.Duration, scheduled bool,
 	if !k.Exists() {
 		return nil, Errorf(CodeNotFound, "api key not found")
 	}
-	if k.Status == KeyExpired {
+	if k.StatusAt(now) == KeyExpired {
 		return nil, Errorf(CodeConflict, "an expired key cannot be rotated")
 	}
 	if transition == 0 {
@@ -448,6 +720,17 @@ func (k *APIKey) Rotate(newKey string, transition time.Duration, scheduled bool,
 		ev.NextRotationAt = nextRotation(now, *k.RotationPolicy.RotationPeriod)
 	}
 	return []Event{ev}, nil
+}
+
+// RotateOnSchedule decides the rotation that the key's policy schedules for dueAt. It decides
+// nothing when the schedule has moved on since the caller saw it (another rotation, a changed
+// policy), when dueAt has not come, or when the key no longer works.
+func (k *APIKey) RotateOnSchedule(newKey string, dueAt, now time.Time) ([]Event, error) {
+	if !k.Exists() || k.StatusAt(now) == KeyExpired || now.Before(dueAt) ||
+		k.RotationPolicy == nil || k.RotationPolicy.NextRotationAt == nil || !k.RotationPolicy.NextRotationAt.Equal(dueAt) {
+		return nil, nil
+	}
+	return k.Rotate(newKey, 0, true, now)
 }
 
 // Expire decides the expiry of a key whose expires_at has passed.

@@ -1,7 +1,272 @@
 package domain
 
+import (
+	"slices"
+	"time"
+)
+
+// UsageResetSchedule is a workspace's usage reset of 2.7: every week, month or N days (not
+// both), and when the next reset falls.
+type UsageResetSchedule struct {
+	PeriodicReset     *string    `json:"periodic_reset"`
+	PeriodicResetDays *int       `json:"periodic_reset_days"`
+	NextUsageResetAt  *time.Time `json:"next_usage_reset_at"`
+}
+
+// WorkspaceUpdated changes what it carries; nil fields stay as they were. Defaults, limits
+// and the reset schedule are replaced whole.
+type WorkspaceUpdated struct {
+	WorkspaceID string              `json:"workspace_id"`
+	Name        *string             `json:"name,omitempty"`
+	Description *string             `json:"description,omitempty"`
+	Defaults    *map[string]any     `json:"defaults,omitempty"`
+	RateLimits  *[]RateLimit        `json:"rate_limits,omitempty"`
+	UsageLimits *[]UsageLimits      `json:"usage_limits,omitempty"`
+	Reset       *UsageResetSchedule `json:"reset,omitempty"`
+	At          time.Time           `json:"at"`
+}
+
+// WorkspaceSecurityUpdated replaces the workspace's security overrides.
+type WorkspaceSecurityUpdated struct {
+	WorkspaceID string            `json:"workspace_id"`
+	Security    SecurityOverrides `json:"security_settings"`
+	At          time.Time         `json:"at"`
+}
+
+// WorkspaceBudgetExhausted: the workspace's usage reached the credit limit of LimitType; the
+// gateway refuses its requests until the budget is reactivated.
+type WorkspaceBudgetExhausted struct {
+	WorkspaceID  string    `json:"workspace_id"`
+	LimitType    string    `json:"limit_type"`
+	CreditLimit  float64   `json:"credit_limit"`
+	CurrentUsage float64   `json:"current_usage"`
+	At           time.Time `json:"at"`
+}
+
+// Reasons a budget is reactivated.
+const (
+	ReactivatedCreditRaised  = "credit_limit_increased"
+	ReactivatedLimitRemoved  = "usage_limit_removed"
+	ReactivatedUsageWasReset = "usage_reset"
+)
+
+// WorkspaceBudgetReactivated: an exhausted budget is active again (3: automatic when the
+// credit limit is raised).
+type WorkspaceBudgetReactivated struct {
+	WorkspaceID string    `json:"workspace_id"`
+	Reason      string    `json:"reason"`
+	At          time.Time `json:"at"`
+}
+
+// WorkspaceUsageReset starts a new usage period: usage is zero again and the next reset is
+// NextUsageResetAt (nil: none scheduled).
+type WorkspaceUsageReset struct {
+	WorkspaceID      string     `json:"workspace_id"`
+	PreviousUsage    float64    `json:"previous_usage"`
+	NextUsageResetAt *time.Time `json:"next_usage_reset_at,omitempty"`
+	At               time.Time  `json:"at"`
+}
+
+func (WorkspaceUpdated) EventType() string           { return "WorkspaceUpdated" }
+func (WorkspaceSecurityUpdated) EventType() string   { return "WorkspaceSecurityUpdated" }
+func (WorkspaceBudgetExhausted) EventType() string   { return "WorkspaceBudgetExhausted" }
+func (WorkspaceBudgetReactivated) EventType() string { return "WorkspaceBudgetReactivated" }
+func (WorkspaceUsageReset) EventType() string        { return "WorkspaceUsageReset" }
+
 // applyMore folds the workspace events beyond creation, archival and membership: updates,
-// usage resets and budget transitions.
+// usage resets and budget transitions. Slices and maps are replaced, never changed in place.
 func (w *Workspace) applyMore(e Event) {
-	_ = e
+	switch e := e.(type) {
+	case WorkspaceUpdated:
+		if e.Name != nil {
+			w.Name = *e.Name
+		}
+		if e.Description != nil {
+			w.Description = *e.Description
+		}
+		if e.Defaults != nil {
+			w.Defaults = *e.Defaults
+		}
+		if e.RateLimits != nil {
+			w.RateLimits = *e.RateLimits
+		}
+		if e.UsageLimits != nil {
+			w.UsageLimits = *e.UsageLimits
+		}
+		if e.Reset != nil {
+			w.PeriodicReset, w.PeriodicResetDays, w.NextUsageResetAt = e.Reset.PeriodicReset, e.Reset.PeriodicResetDays, e.Reset.NextUsageResetAt
+		}
+		w.LastUpdatedAt = e.At
+	case WorkspaceSecurityUpdated:
+		w.Security, w.LastUpdatedAt = e.Security, e.At
+	case WorkspaceBudgetExhausted:
+		w.BudgetExhausted, w.ExhaustedLimit, w.CurrentUsage, w.LastUpdatedAt = true, e.LimitType, e.CurrentUsage, e.At
+	case WorkspaceBudgetReactivated:
+		w.BudgetExhausted, w.ExhaustedLimit, w.LastUpdatedAt = false, "", e.At
+	case WorkspaceUsageReset:
+		at := e.At
+		w.CurrentUsage, w.LastResetAt, w.NextUsageResetAt, w.LastUpdatedAt = 0, &at, e.NextUsageResetAt, e.At
+	}
+}
+
+// UpdateWorkspace changes a workspace; nil fields stay as they are. ResetGiven says the reset
+// fields were sent: PeriodicReset and PeriodicResetDays then replace the current schedule
+// (both nil: no periodic reset). NextUsageResetAt alone moves the next reset.
+type UpdateWorkspace struct {
+	Name              *string
+	Description       *string
+	Defaults          map[string]any // nil: unchanged; empty: cleared
+	RateLimits        *[]RateLimit
+	UsageLimits       *[]UsageLimits
+	ResetGiven        bool
+	PeriodicReset     *string
+	PeriodicResetDays *int
+	NextUsageResetAt  *time.Time
+}
+
+// Update decides a change of an active workspace. Raising the credit limit of an exhausted
+// budget (or removing that limit) reactivates the budget in the same decision.
+func (w *Workspace) Update(c UpdateWorkspace, now time.Time) ([]Event, error) {
+	if err := w.refuseUnlessActive(); err != nil {
+		return nil, err
+	}
+	if c.Name == nil && c.Description == nil && c.Defaults == nil && c.RateLimits == nil && c.UsageLimits == nil &&
+		!c.ResetGiven && c.NextUsageResetAt == nil {
+		return nil, Invalid("", "nothing to update: give name, description, defaults, rate_limits, usage_limits or a usage reset")
+	}
+	ev := WorkspaceUpdated{WorkspaceID: w.ID, Name: c.Name, Description: c.Description, RateLimits: c.RateLimits, At: now}
+	if c.Name != nil {
+		if err := ValidateName("name", *c.Name, true); err != nil {
+			return nil, err
+		}
+	}
+	if c.Defaults != nil {
+		if err := validateDefaults(c.Defaults); err != nil {
+			return nil, err
+		}
+		ev.Defaults = &c.Defaults
+	}
+	if c.RateLimits != nil {
+		if err := validateRateLimits(*c.RateLimits); err != nil {
+			return nil, err
+		}
+	}
+	if c.UsageLimits != nil {
+		usage, err := normaliseUsageLimits(*c.UsageLimits, now)
+		if err != nil {
+			return nil, err
+		}
+		if usage == nil {
+			usage = []UsageLimits{}
+		}
+		ev.UsageLimits = &usage
+	}
+	if c.ResetGiven || c.NextUsageResetAt != nil {
+		reset, days := w.PeriodicReset, w.PeriodicResetDays
+		if c.ResetGiven {
+			reset, days = c.PeriodicReset, c.PeriodicResetDays
+		}
+		next, err := nextUsageReset(reset, days, c.NextUsageResetAt, now)
+		if err != nil {
+			return nil, err
+		}
+		ev.Reset = &UsageResetSchedule{PeriodicReset: reset, PeriodicResetDays: days, NextUsageResetAt: next}
+	}
+	events := []Event{ev}
+	if reason := w.reactivatedBy(ev.UsageLimits); reason != "" {
+		events = append(events, WorkspaceBudgetReactivated{WorkspaceID: w.ID, Reason: reason, At: now})
+	}
+	return events, nil
+}
+
+// reactivatedBy says why new usage limits reactivate an exhausted budget, or "" when they
+// don't: the exhausted limit's credit was raised, or the limit is gone.
+func (w *Workspace) reactivatedBy(limits *[]UsageLimits) string {
+	if !w.BudgetExhausted || limits == nil {
+		return ""
+	}
+	old, hadOld := w.usageLimit(w.UsageLimits, w.ExhaustedLimit)
+	i := slices.IndexFunc(*limits, func(u UsageLimits) bool { return u.Type == w.ExhaustedLimit })
+	switch {
+	case i < 0:
+		return ReactivatedLimitRemoved
+	case !hadOld || *(*limits)[i].CreditLimit > *old.CreditLimit:
+		return ReactivatedCreditRaised
+	}
+	return ""
+}
+
+func (w *Workspace) usageLimit(limits []UsageLimits, typ string) (UsageLimits, bool) {
+	i := slices.IndexFunc(limits, func(u UsageLimits) bool { return u.Type == typ && u.CreditLimit != nil })
+	if i < 0 {
+		return UsageLimits{}, false
+	}
+	return limits[i], true
+}
+
+// UpdateSecurity decides a change of the workspace's security overrides.
+func (w *Workspace) UpdateSecurity(patch SecurityPatch, now time.Time) ([]Event, error) {
+	if err := w.refuseUnlessActive(); err != nil {
+		return nil, err
+	}
+	sec, err := w.Security.Patched("security_settings", patch)
+	if err != nil {
+		return nil, err
+	}
+	return []Event{WorkspaceSecurityUpdated{WorkspaceID: w.ID, Security: sec, At: now}}, nil
+}
+
+// ExhaustBudget decides that usage has used up the workspace's budget of limitType (cost or
+// tokens). The gateway calls it when usage reaches the credit limit; a budget exhausted
+// already stays so and nothing is recorded twice.
+func (w *Workspace) ExhaustBudget(limitType string, usage float64, now time.Time) ([]Event, error) {
+	if err := w.refuseUnlessActive(); err != nil {
+		return nil, err
+	}
+	if w.BudgetExhausted {
+		return nil, nil
+	}
+	limit, ok := w.usageLimit(w.UsageLimits, limitType)
+	if !ok {
+		return nil, Invalid("type", "workspace %s has no %s usage limit", w.ID, limitType)
+	}
+	if usage < *limit.CreditLimit {
+		return nil, Invalid("current_usage", "current_usage %v has not reached the credit_limit %v", usage, *limit.CreditLimit)
+	}
+	return []Event{WorkspaceBudgetExhausted{WorkspaceID: w.ID, LimitType: limitType, CreditLimit: *limit.CreditLimit,
+		CurrentUsage: usage, At: now}}, nil
+}
+
+// ResetUsage decides the start of a new usage period. When the scheduled reset has come, the
+// next one is a period later (several periods, if resets were missed); a reset before the
+// schedule leaves it as it is. An exhausted budget is active again.
+func (w *Workspace) ResetUsage(now time.Time) ([]Event, error) {
+	if err := w.refuseUnlessActive(); err != nil {
+		return nil, err
+	}
+	next := w.NextUsageResetAt
+	switch {
+	case next == nil:
+		next = NextReset(now, w.PeriodicReset, w.PeriodicResetDays)
+	case !next.After(now):
+		next = advanceReset(*next, now, w.PeriodicReset, w.PeriodicResetDays)
+	}
+	events := []Event{WorkspaceUsageReset{WorkspaceID: w.ID, PreviousUsage: w.CurrentUsage, NextUsageResetAt: next, At: now}}
+	if w.BudgetExhausted {
+		events = append(events, WorkspaceBudgetReactivated{WorkspaceID: w.ID, Reason: ReactivatedUsageWasReset, At: now})
+	}
+	return events, nil
+}
+
+// advanceReset moves a reset time that has passed by whole periods until it is after now;
+// without a period a one-off reset is used up (nil).
+func advanceReset(t, now time.Time, reset *string, days *int) *time.Time {
+	for !t.After(now) {
+		n := NextReset(t, reset, days)
+		if n == nil {
+			return nil
+		}
+		t = *n
+	}
+	return &t
 }

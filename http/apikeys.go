@@ -1,7 +1,11 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -28,27 +32,80 @@ type apiKeyBody struct {
 	RotationPolicy *domain.RotationPolicy `json:"rotation_policy"`
 }
 
-// apiKeyAnswer is a key as lists and gets show it: masked, never its hash.
-type apiKeyAnswer struct {
-	domain.APIKey
-	Object string `json:"object"`
+// usageLimitsAnswer is a key's budget with its usage so far, which may be fractional.
+type usageLimitsAnswer struct {
+	domain.UsageLimits
+	CurrentUsage float64 `json:"current_usage"`
 }
 
-func apiKeyView(k domain.APIKey) apiKeyAnswer {
+// apiKeyAnswer is a key as reads show it: masked, never its hash, with the status a reader
+// sees now.
+type apiKeyAnswer struct {
+	domain.APIKey
+	UsageLimits *usageLimitsAnswer `json:"usage_limits"`
+	Object      string             `json:"object"`
+}
+
+func apiKeyView(k domain.APIKey, now time.Time) apiKeyAnswer {
 	if k.RateLimits == nil {
 		k.RateLimits = []domain.RateLimit{}
 	}
 	if k.AlertEmails == nil {
 		k.AlertEmails = []string{}
 	}
-	return apiKeyAnswer{APIKey: k, Object: "api-key"}
+	k.Status = k.StatusAt(now)
+	k.CreatedAt, k.LastUpdatedAt = k.CreatedAt.UTC().Truncate(time.Millisecond), k.LastUpdatedAt.UTC().Truncate(time.Millisecond)
+	out := apiKeyAnswer{APIKey: k, Object: "api-key"}
+	if k.UsageLimits != nil {
+		out.UsageLimits = &usageLimitsAnswer{UsageLimits: *k.UsageLimits, CurrentUsage: k.CurrentUsage}
+	}
+	return out
 }
 
 func (a *Admin) registerAPIKeys(r *mux.Router) {
 	create := must(commands.NewCreateAPIKeyHandler(a.Deps, a.Secret))
+	update := must(commands.NewUpdateAPIKeyHandler(a.Deps))
 	del := must(commands.NewDeleteAPIKeyHandler(a.Deps))
 	rotate := must(commands.NewRotateAPIKeyHandler(a.Deps, a.Secret))
 	on := func(h handler) http.Handler { return a.route("api_key", h) }
+
+	// Rotation is registered before the generic create path, which would otherwise take
+	// /api-keys/{id}/rotate for a key type.
+	r.Handle("/api-keys/{id}/rotate", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		id, err := keyID(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		var b struct {
+			KeyTransitionPeriodMS *int64 `json:"key_transition_period_ms"`
+		}
+		if r.ContentLength != 0 {
+			if err := decode(r, &b); err != nil {
+				return 0, nil, err
+			}
+		}
+		var transition time.Duration
+		if b.KeyTransitionPeriodMS != nil {
+			if *b.KeyTransitionPeriodMS < domain.MinKeyTransition.Milliseconds() {
+				return 0, nil, domain.Invalid("key_transition_period_ms", "key_transition_period_ms must be at least %d (30 minutes; got %d)",
+					domain.MinKeyTransition.Milliseconds(), *b.KeyTransitionPeriodMS)
+			}
+			transition = time.Duration(*b.KeyTransitionPeriodMS) * time.Millisecond
+		}
+		res, err := rotate.Handle(r.Context(), commands.RotateAPIKey{KeyID: id, Transition: transition})
+		if err != nil {
+			return 0, nil, err
+		}
+		if res.NotifyErr != nil && a.Log != nil {
+			a.Log.WarnContext(r.Context(), "api key rotated, but its notification was not recorded",
+				"trace_id", TraceID(r.Context()), "api_key_id", id, "error", res.NotifyErr)
+		}
+		if err := a.written(w, r, res.Result); err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, map[string]any{"id": res.ID, "key": res.Key, "object": "api-key",
+			"key_transition_expires_at": res.TransitionEndsAt.UTC()}, nil
+	})).Methods(http.MethodPost)
 
 	createAs := func(typ, sub string) handler {
 		return func(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -56,6 +113,7 @@ func (a *Admin) registerAPIKeys(r *mux.Router) {
 			if err := decode(r, &b); err != nil {
 				return 0, nil, err
 			}
+			typ, sub := typ, sub
 			if typ == "" {
 				typ, sub = mux.Vars(r)["type"], mux.Vars(r)["subtype"]
 			}
@@ -82,27 +140,66 @@ func (a *Admin) registerAPIKeys(r *mux.Router) {
 
 	r.Handle("/api-keys", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		actor := actorFrom(r.Context())
-		f := projections.KeyFilter{OrganisationID: actor.OrganisationID, WorkspaceID: r.URL.Query().Get("workspace_id"),
-			Visible: func(k domain.APIKey) bool { return canReadKey(actor, k) }}
+		ws := r.URL.Query().Get("workspace_id")
+		if ws != "" && !canSee(actor, ws) {
+			return 0, nil, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", ws)
+		}
+		f := projections.KeyFilter{OrganisationID: actor.OrganisationID, WorkspaceID: ws,
+			Visible: func(k domain.APIKey) bool { return keyReadable(actor, k) == nil }}
+		now := a.Now()
 		var views []apiKeyAnswer
 		for _, k := range a.Read.APIKeys(f) {
-			views = append(views, apiKeyView(k))
+			views = append(views, apiKeyView(k, now))
 		}
 		list, err := page(r, views)
 		return http.StatusOK, list, err
 	})).Methods(http.MethodGet)
 
 	r.Handle("/api-keys/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		actor := actorFrom(r.Context())
-		k, ok := a.Read.APIKey(actor.OrganisationID, mux.Vars(r)["id"])
-		if !ok || !canReadKey(actor, k) {
-			return 0, nil, domain.Errorf(domain.CodeNotFound, "api key %s not found", mux.Vars(r)["id"])
+		id, err := keyID(r)
+		if err != nil {
+			return 0, nil, err
 		}
-		return http.StatusOK, apiKeyView(k), nil
+		actor := actorFrom(r.Context())
+		k, ok := a.Read.APIKey(actor.OrganisationID, id)
+		if !ok {
+			return 0, nil, domain.Errorf(domain.CodeNotFound, "api key %s not found", id)
+		}
+		if err := keyReadable(actor, k); err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, apiKeyView(k, a.Now()), nil
 	})).Methods(http.MethodGet)
 
 	r.Handle("/api-keys/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		res, err := del.Handle(r.Context(), commands.DeleteAPIKey{KeyID: mux.Vars(r)["id"]})
+		id, err := keyID(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		u, err := decodeAPIKeyUpdate(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		res, err := update.Handle(r.Context(), commands.UpdateAPIKey{KeyID: id, UpdateAPIKey: u})
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := a.written(w, r, res); err != nil {
+			return 0, nil, err
+		}
+		k, ok := a.Read.APIKey(actorFrom(r.Context()).OrganisationID, id)
+		if !ok {
+			return 0, nil, domain.Errorf(domain.CodeNotFound, "api key %s not found", id)
+		}
+		return http.StatusOK, apiKeyView(k, a.Now()), nil
+	})).Methods(http.MethodPut)
+
+	r.Handle("/api-keys/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		id, err := keyID(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		res, err := del.Handle(r.Context(), commands.DeleteAPIKey{KeyID: id})
 		if err != nil {
 			return 0, nil, err
 		}
@@ -111,50 +208,147 @@ func (a *Admin) registerAPIKeys(r *mux.Router) {
 		}
 		return http.StatusOK, map[string]any{"id": res.ID, "object": "api-key", "deleted": true}, nil
 	})).Methods(http.MethodDelete)
-
-	r.Handle("/api-keys/{id}/rotate", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		var b struct {
-			KeyTransitionPeriodMS *int64 `json:"key_transition_period_ms"`
-		}
-		if r.ContentLength != 0 {
-			if err := decode(r, &b); err != nil {
-				return 0, nil, err
-			}
-		}
-		var transition time.Duration
-		if b.KeyTransitionPeriodMS != nil {
-			if *b.KeyTransitionPeriodMS < domain.MinKeyTransition.Milliseconds() {
-				return 0, nil, domain.Invalid("key_transition_period_ms", "key_transition_period_ms must be at least %d (30 minutes; got %d)",
-					domain.MinKeyTransition.Milliseconds(), *b.KeyTransitionPeriodMS)
-			}
-			transition = time.Duration(*b.KeyTransitionPeriodMS) * time.Millisecond
-		}
-		res, err := rotate.Handle(r.Context(), commands.RotateAPIKey{KeyID: mux.Vars(r)["id"], Transition: transition})
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res.Result); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]any{"id": res.ID, "key": res.Key, "object": "api-key",
-			"key_transition_expires_at": res.TransitionEndsAt.UTC()}, nil
-	})).Methods(http.MethodPost)
 }
 
-// canReadKey: organisation admins read every key; others the keys of workspaces they manage,
-// and their own.
-func canReadKey(actor domain.Actor, k domain.APIKey) bool {
-	scope := "workspace_service_api_keys.read"
-	switch k.Type {
+func keyID(r *http.Request) (string, error) {
+	id := mux.Vars(r)["id"]
+	if !isUUID(id) {
+		return "", domain.Invalid("id", "id must be a UUID")
+	}
+	return id, nil
+}
+
+// keyReadScope returns the read scope of a key of keyType, e.g. workspace_user_api_keys.read.
+func keyReadScope(keyType string) string {
+	switch keyType {
 	case domain.KeyOrganisationService:
-		return actor.IsOrgAdmin() && (actor.HasScope("organisation_service_api_keys.read") || actor.HasScope("organisation_service_api_keys.list"))
-	case domain.KeyWorkspaceUser:
-		scope = "workspace_user_api_keys.read"
-		if actor.UserID != "" && actor.UserID == k.UserID {
-			return true
+		return "organisation_service_api_keys.read"
+	case domain.KeyWorkspaceService:
+		return "workspace_service_api_keys.read"
+	}
+	return "workspace_user_api_keys.read"
+}
+
+// keyReadable: organisation admins read every key; managers the keys of their workspace, and
+// everyone their own user keys. A key out of the actor's reach is not found; one within reach
+// but without the read (or list) scope is forbidden.
+func keyReadable(actor domain.Actor, k domain.APIKey) error {
+	notFound := domain.Errorf(domain.CodeNotFound, "api key %s not found", k.ID)
+	switch {
+	case k.IsOrganisationKey():
+		if !actor.IsOrgAdmin() {
+			return notFound
+		}
+	case k.Type == domain.KeyWorkspaceUser && actor.UserID != "" && actor.UserID == k.UserID:
+		return nil
+	default:
+		role, ok := actor.WorkspaceRole(k.WorkspaceID)
+		if !ok {
+			return notFound
+		}
+		if role != domain.RoleAdmin && role != domain.RoleManager {
+			return domain.Errorf(domain.CodeForbidden, "reading the keys of workspace %s needs the manager role", k.WorkspaceID)
 		}
 	}
-	role, ok := actor.WorkspaceRole(k.WorkspaceID)
-	return ok && (role == domain.RoleAdmin || role == domain.RoleManager) &&
-		(actor.HasScope(scope) || actor.HasScope(scope[:len(scope)-len("read")]+"list"))
+	read := keyReadScope(k.Type)
+	if !actor.HasScope(read) && !actor.HasScope(strings.TrimSuffix(read, "read")+"list") {
+		return domain.Errorf(domain.CodeForbidden, "this API key lacks the scope %s", read)
+	}
+	return nil
+}
+
+// apiKeyUpdateFields are the fields of the reference's UpdateApiKeyObject that a key's update
+// accepts, in the order they are checked.
+var apiKeyUpdateFields = []string{"name", "scopes", "rate_limits", "usage_limits", "reset_usage", "defaults",
+	"alert_emails", "expires_at", "rotation_policy"}
+
+// decodeAPIKeyUpdate reads an update body, telling an absent field (unchanged) from null
+// (cleared, where the field may be cleared). Each field is decoded as strictly as decode does.
+func decodeAPIKeyUpdate(r *http.Request) (domain.UpdateAPIKey, error) {
+	var raw map[string]json.RawMessage
+	var u domain.UpdateAPIKey
+	if err := decode(r, &raw); err != nil {
+		return u, err
+	}
+	for name := range raw {
+		known := false
+		for _, f := range apiKeyUpdateFields {
+			known = known || f == name
+		}
+		if !known {
+			return u, domain.Invalid(name, "unknown field %q", name)
+		}
+	}
+	var err error
+	for _, name := range apiKeyUpdateFields {
+		v, present := raw[name]
+		if !present {
+			continue
+		}
+		null := bytes.Equal(bytes.TrimSpace(v), []byte("null"))
+		switch name {
+		case "name":
+			u.Name = new(string)
+			err = notNull(name, null, func() error { return decodeField(name, v, u.Name) })
+		case "scopes":
+			err = notNull(name, null, func() error { return decodeField(name, v, &u.Scopes) })
+		case "reset_usage":
+			err = notNull(name, null, func() error { return decodeField(name, v, &u.ResetUsage) })
+		case "rate_limits":
+			u.ClearRateLimits = null
+			err = decodeField(name, v, &u.RateLimits)
+		case "usage_limits":
+			u.ClearUsageLimits = null
+			err = decodeField(name, v, &u.UsageLimits)
+		case "defaults":
+			u.ClearDefaults = null
+			err = decodeField(name, v, &u.Defaults)
+		case "alert_emails":
+			u.ClearAlertEmails = null
+			err = decodeField(name, v, &u.AlertEmails)
+		case "expires_at":
+			u.ClearExpiresAt = null
+			err = decodeField(name, v, &u.ExpiresAt)
+		case "rotation_policy":
+			u.ClearRotationPolicy = null
+			err = decodeField(name, v, &u.RotationPolicy)
+		}
+		if err != nil {
+			return u, err
+		}
+	}
+	return u, nil
+}
+
+func notNull(name string, null bool, decode func() error) error {
+	if null {
+		return domain.Invalid(name, "%s cannot be null", name)
+	}
+	return decode()
+}
+
+// decodeField decodes one field's value strictly; errors name the field by its path.
+func decodeField(name string, raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		return nil
+	}
+	var typeErr *json.UnmarshalTypeError
+	var timeErr *time.ParseError
+	switch {
+	case errors.As(err, &typeErr):
+		param := name
+		if typeErr.Field != "" {
+			param += "." + typeErr.Field
+		}
+		return domain.Invalid(param, "%s must be %s, not %s", param, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		param := name + "." + strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return domain.Invalid(param, "unknown field %q", param)
+	case errors.As(err, &timeErr):
+		return domain.Invalid(name, "%s holds a date-time that is not ISO 8601 (RFC 3339)", name)
+	}
+	return domain.Invalid(name, "%s is not valid", name)
 }

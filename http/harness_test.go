@@ -58,6 +58,12 @@ func newTestAPI(t *testing.T) *testAPI {
 
 	done := make(chan struct{})
 	go func() { defer close(done); _ = api.Read.Run(ctx, store) }()
+	// The first request must find the bootstrap key: wait until the read model has it.
+	bootEvents, err2 := store.ReadAll(ctx, eventstore.Start, 10_000)
+	require.NoError(t, err2)
+	wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer wcancel()
+	require.NoError(t, api.Read.WaitFor(wctx, bootEvents[len(bootEvents)-1].Position))
 	admin := &Admin{
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Read: api.Read, Deps: api.Deps,
 		Secret: bytes.Repeat([]byte("s"), 32), Now: api.Now, WriteWait: 5 * time.Second,

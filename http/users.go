@@ -1,5 +1,411 @@
 package httpapi
 
-import "github.com/gorilla/mux"
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
 
-func (a *Admin) registerUsers(r *mux.Router) {}
+	"github.com/gorilla/mux"
+
+	"github.com/causeway/causeway/commands"
+	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/projections"
+)
+
+// userAnswer is the reference's User: the organisation member and the workspaces they belong to.
+type userAnswer struct {
+	Object         string      `json:"object"`
+	ID             string      `json:"id"`
+	OrganisationID string      `json:"organisation_id"`
+	FirstName      string      `json:"first_name"`
+	LastName       string      `json:"last_name"`
+	Role           domain.Role `json:"role"`
+	Email          string      `json:"email"`
+	CreatedAt      time.Time   `json:"created_at"`
+	LastUpdatedAt  time.Time   `json:"last_updated_at"`
+	WorkspaceIDs   []string    `json:"workspace_ids"`
+}
+
+func (a *Admin) userView(u domain.User) userAnswer {
+	return userAnswer{Object: "user", ID: u.ID, OrganisationID: u.OrganisationID, FirstName: u.FirstName,
+		LastName: u.LastName, Role: u.Role, Email: u.Email, CreatedAt: u.CreatedAt.UTC().Truncate(time.Millisecond),
+		LastUpdatedAt: u.LastUpdatedAt.UTC().Truncate(time.Millisecond),
+		WorkspaceIDs:  a.Read.MemberWorkspaceIDs(u.OrganisationID, u.ID)}
+}
+
+// userBody is the update body: the organisation role and the names.
+type userBody struct {
+	Role      *string `json:"role"`
+	FirstName *string `json:"first_name"`
+	LastName  *string `json:"last_name"`
+}
+
+// workspaceKeyActor reports whether the actor is a workspace API key, which acts within its
+// one workspace whoever holds it.
+func workspaceKeyActor(a domain.Actor) bool {
+	return a.Kind == domain.ActorAPIKey && a.KeyType != domain.KeyOrganisationService
+}
+
+// requireUserAdmin: users are managed, and read, with an organisation admin key only (5.2).
+func requireUserAdmin(a domain.Actor, scope string) error {
+	if !a.IsOrgAdmin() || workspaceKeyActor(a) {
+		return domain.Errorf(domain.CodeForbidden, "only organisation owners and admins may manage users")
+	}
+	return requireScope(a, scope)
+}
+
+func userID(r *http.Request) (string, error) {
+	id := mux.Vars(r)["id"]
+	if !isUUID(id) {
+		return "", domain.Invalid("userId", "userId must be a UUID")
+	}
+	return id, nil
+}
+
+// registerUsers adds the users, invites and notifications routes. Invites come first: their
+// paths would otherwise be taken for a user id.
+func (a *Admin) registerUsers(r *mux.Router) {
+	a.registerInvites(r)
+	a.registerNotifications(r)
+	update := must(commands.NewUpdateUserHandler(a.Deps))
+	remove := must(commands.NewRemoveUserHandler(a.Deps, a.Read))
+	on := func(h handler) http.Handler { return a.route("user", h) }
+
+	r.Handle("/users", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		actor := actorFrom(r.Context())
+		if err := requireUserAdmin(actor, "organisation_users.list"); err != nil {
+			return 0, nil, err
+		}
+		f := projections.UserFilter{OrganisationID: actor.OrganisationID, Email: r.URL.Query().Get("email")}
+		if raw := r.URL.Query().Get("role"); raw != "" {
+			role, ok := domain.ParseOrgRole(raw)
+			if !ok {
+				return 0, nil, domain.Invalid("role", "role must be owner, admin or member (got %q)", raw)
+			}
+			f.Role = role
+		}
+		var views []userAnswer
+		for _, u := range a.Read.Users(f) {
+			views = append(views, a.userView(u))
+		}
+		list, err := page(r, views)
+		return http.StatusOK, list, err
+	})).Methods(http.MethodGet)
+
+	r.Handle("/users/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		actor := actorFrom(r.Context())
+		if err := requireUserAdmin(actor, "organisation_users.read"); err != nil {
+			return 0, nil, err
+		}
+		id, err := userID(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		u, ok := a.Read.User(actor.OrganisationID, id)
+		if !ok {
+			return 0, nil, domain.Errorf(domain.CodeNotFound, "user %s not found", id)
+		}
+		return http.StatusOK, a.userView(u), nil
+	})).Methods(http.MethodGet)
+
+	r.Handle("/users/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		id, err := userID(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		var b userBody
+		if err := decode(r, &b); err != nil {
+			return 0, nil, err
+		}
+		res, err := update.Handle(r.Context(), commands.UpdateUser{UserID: id, Role: b.Role, FirstName: b.FirstName, LastName: b.LastName})
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := a.written(w, r, res); err != nil {
+			return 0, nil, err
+		}
+		u, _ := a.Read.User(actorFrom(r.Context()).OrganisationID, id)
+		return http.StatusOK, a.userView(u), nil
+	})).Methods(http.MethodPut)
+
+	r.Handle("/users/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		id, err := userID(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		res, err := remove.Handle(r.Context(), commands.RemoveUser{UserID: id})
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := a.written(w, r, res); err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, map[string]any{"id": id, "object": "user", "deleted": true}, nil
+	})).Methods(http.MethodDelete)
+}
+
+// inviteAnswer is the reference's Invite, with the status a reader sees now (a pending invite
+// past its expiry is expired). The token is never part of it.
+type inviteAnswer struct {
+	Object                 string                   `json:"object"`
+	ID                     string                   `json:"id"`
+	OrganisationID         string                   `json:"organisation_id"`
+	Email                  string                   `json:"email"`
+	Role                   domain.Role              `json:"role"`
+	Status                 string                   `json:"status"`
+	InvitedBy              string                   `json:"invited_by"`
+	UserID                 string                   `json:"user_id,omitempty"`
+	Workspaces             []domain.InviteWorkspace `json:"workspaces"`
+	WorkspaceAPIKeyDetails *domain.InviteKeyDetails `json:"workspace_api_key_details"`
+	CreatedAt              time.Time                `json:"created_at"`
+	ExpiresAt              time.Time                `json:"expires_at"`
+	AcceptedAt             *time.Time               `json:"accepted_at"`
+	CancelledAt            *time.Time               `json:"cancelled_at"`
+	LastUpdatedAt          time.Time                `json:"last_updated_at"`
+}
+
+func inviteView(i domain.Invite, now time.Time) inviteAnswer {
+	ms := func(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+	msp := func(t *time.Time) *time.Time {
+		if t == nil {
+			return nil
+		}
+		v := ms(*t)
+		return &v
+	}
+	ws := i.Workspaces
+	if ws == nil {
+		ws = []domain.InviteWorkspace{}
+	}
+	return inviteAnswer{Object: "invite", ID: i.ID, OrganisationID: i.OrganisationID, Email: i.Email, Role: i.Role,
+		Status: i.StatusAt(now), InvitedBy: i.InvitedBy, UserID: i.UserID, Workspaces: ws,
+		WorkspaceAPIKeyDetails: i.WorkspaceAPIKeyDetails, CreatedAt: ms(i.CreatedAt), ExpiresAt: ms(i.ExpiresAt),
+		AcceptedAt: msp(i.AcceptedAt), CancelledAt: msp(i.CancelledAt), LastUpdatedAt: ms(i.LastUpdatedAt)}
+}
+
+// inviteBody is the reference's CreateInvite. A workspace is named by its id or its slug.
+type inviteBody struct {
+	Email      string `json:"email"`
+	Role       string `json:"role"`
+	Workspaces []struct {
+		ID   string `json:"id"`
+		Role string `json:"role"`
+	} `json:"workspaces"`
+	WorkspaceAPIKeyDetails *struct {
+		Scopes []string `json:"scopes"`
+	} `json:"workspace_api_key_details"`
+}
+
+// acceptBody is what the invitee sends; the token may come in the link's query instead.
+type acceptBody struct {
+	Token     string `json:"token"`
+	FirstName string `json:"first_name"`
+	LastName  string `json:"last_name"`
+}
+
+// inviteLink is where the invitee accepts: this server's accept route with the token.
+func inviteLink(r *http.Request, token string) string {
+	scheme := "http"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + BasePath + "/users/invites/accept?token=" + url.QueryEscape(token)
+}
+
+// canSeeInvite: organisation admins see every invite; a manager the invites into a workspace
+// they manage.
+func canSeeInvite(a domain.Actor, i domain.Invite) bool {
+	if a.IsOrgAdmin() && !workspaceKeyActor(a) {
+		return true
+	}
+	for _, w := range i.Workspaces {
+		if workspaceKeyActor(a) && w.WorkspaceID != a.WorkspaceID {
+			continue
+		}
+		if role, ok := a.WorkspaceRole(w.WorkspaceID); ok && (role == domain.RoleAdmin || role == domain.RoleManager) {
+			return true
+		}
+	}
+	return false
+}
+
+func inviteID(r *http.Request) (string, error) {
+	id := mux.Vars(r)["id"]
+	if !isUUID(id) {
+		return "", domain.Invalid("inviteId", "inviteId must be a UUID")
+	}
+	return id, nil
+}
+
+// resolveWorkspace turns a workspace slug into its id; an id, or a name that matches
+// nothing, is passed on for the command to judge.
+func (a *Admin) resolveWorkspace(orgID, ref string) string {
+	ref = strings.TrimSpace(ref)
+	if _, ok := a.Read.Workspace(orgID, ref); ok || ref == "" {
+		return ref
+	}
+	if ws, ok := a.Read.WorkspaceBySlug(orgID, ref); ok {
+		return ws.ID
+	}
+	return ref
+}
+
+func (a *Admin) registerInvites(r *mux.Router) {
+	create := must(commands.NewCreateInviteHandler(a.Deps, a.Secret))
+	resend := must(commands.NewResendInviteHandler(a.Deps, a.Secret))
+	cancel := must(commands.NewCancelInviteHandler(a.Deps))
+	accept := must(commands.NewAcceptInviteHandler(a.Deps))
+	on := func(h handler) http.Handler { return a.route("invite", h) }
+
+	r.Handle("/users/invites/accept", a.acceptInvite(accept)).Methods(http.MethodPost)
+
+	r.Handle("/users/invites", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		var b inviteBody
+		if err := decode(r, &b); err != nil {
+			return 0, nil, err
+		}
+		actor := actorFrom(r.Context())
+		c := commands.CreateInvite{Email: b.Email, Role: b.Role}
+		for _, ws := range b.Workspaces {
+			c.Workspaces = append(c.Workspaces, domain.InviteWorkspace{
+				WorkspaceID: a.resolveWorkspace(actor.OrganisationID, ws.ID), Role: domain.Role(ws.Role)})
+		}
+		if b.WorkspaceAPIKeyDetails != nil {
+			c.KeyDetails = &domain.InviteKeyDetails{Scopes: b.WorkspaceAPIKeyDetails.Scopes}
+		}
+		res, err := create.Handle(r.Context(), c)
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := a.written(w, r, res.Result); err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, map[string]any{"id": res.ID, "object": "invite", "invite_link": inviteLink(r, res.Token),
+			"expires_at": res.ExpiresAt.UTC().Truncate(time.Millisecond)}, nil
+	})).Methods(http.MethodPost)
+
+	r.Handle("/users/invites", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		actor := actorFrom(r.Context())
+		if err := requireScope(actor, "invites.list"); err != nil {
+			return 0, nil, err
+		}
+		st, err := statuses(r, "pending,accepted,cancelled,expired", domain.InviteStatusPending,
+			domain.InviteStatusAccepted, domain.InviteStatusCancelled, domain.InviteStatusExpired)
+		if err != nil {
+			return 0, nil, err
+		}
+		now := a.Now()
+		f := projections.InviteFilter{OrganisationID: actor.OrganisationID, Email: r.URL.Query().Get("email"),
+			Statuses: st, Now: now, Visible: func(i domain.Invite) bool { return canSeeInvite(actor, i) }}
+		if raw := r.URL.Query().Get("role"); raw != "" {
+			role, ok := domain.ParseOrgRole(raw)
+			if !ok || role == domain.RoleOwner {
+				return 0, nil, domain.Invalid("role", "role must be admin or member (got %q)", raw)
+			}
+			f.Role = role
+		}
+		var views []inviteAnswer
+		for _, i := range a.Read.Invites(f) {
+			views = append(views, inviteView(i, now))
+		}
+		list, err := page(r, views)
+		return http.StatusOK, list, err
+	})).Methods(http.MethodGet)
+
+	r.Handle("/users/invites/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		actor := actorFrom(r.Context())
+		if err := requireScope(actor, "invites.read"); err != nil {
+			return 0, nil, err
+		}
+		id, err := inviteID(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		i, ok := a.Read.Invite(actor.OrganisationID, id)
+		if !ok || !canSeeInvite(actor, i) {
+			return 0, nil, domain.Errorf(domain.CodeNotFound, "invite %s not found", id)
+		}
+		return http.StatusOK, inviteView(i, a.Now()), nil
+	})).Methods(http.MethodGet)
+
+	r.Handle("/users/invites/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		id, err := inviteID(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		res, err := cancel.Handle(r.Context(), commands.CancelInvite{InviteID: id})
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := a.written(w, r, res); err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, map[string]any{"id": id, "object": "invite", "status": domain.InviteStatusCancelled}, nil
+	})).Methods(http.MethodDelete)
+
+	r.Handle("/users/invites/{id}/resend", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		id, err := inviteID(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		res, err := resend.Handle(r.Context(), commands.ResendInvite{InviteID: id})
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := a.written(w, r, res.Result); err != nil {
+			return 0, nil, err
+		}
+		link := inviteLink(r, res.Token)
+		// The reference answers inviteLink; invite_link matches the create answer.
+		return http.StatusOK, map[string]any{"id": id, "object": "invite", "invite_link": link, "inviteLink": link,
+			"expires_at": res.ExpiresAt.UTC().Truncate(time.Millisecond)}, nil
+	})).Methods(http.MethodPost)
+}
+
+// acceptInvite serves the one admin route without an API key: the invite's token is the
+// credential, and the invitee acts as the user they become.
+func (a *Admin) acceptInvite(accept interface {
+	Handle(context.Context, commands.AcceptInvite) (commands.AcceptedInvite, error)
+}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !a.Features.APIAccess {
+			WriteError(w, r, a.Log, domain.Errorf(domain.CodeDisabled, "the admin API is turned off (API_ACCESS_ENABLED=OFF)"))
+			return
+		}
+		var b acceptBody
+		if r.ContentLength != 0 {
+			if err := decode(r, &b); err != nil {
+				WriteError(w, r, a.Log, err)
+				return
+			}
+		}
+		if b.Token == "" {
+			b.Token = r.URL.Query().Get("token")
+		}
+		ctx := commands.WithRequest(r.Context(), commands.Request{
+			Actor: domain.Actor{Kind: domain.ActorUser}, RequestID: TraceID(r.Context()), ClientIP: clientIP(r),
+			UserAgent: r.UserAgent(), Method: r.Method, Path: r.URL.Path,
+		})
+		r = r.WithContext(ctx)
+		res, err := accept.Handle(ctx, commands.AcceptInvite{Token: b.Token, FirstName: b.FirstName, LastName: b.LastName})
+		if err == nil {
+			err = a.written(w, r, res.Result)
+		}
+		if err != nil {
+			WriteError(w, r, a.Log, err)
+			return
+		}
+		u, _ := a.Read.User(res.OrganisationID, res.UserID)
+		keys := make([]map[string]string, 0, len(res.Keys))
+		for _, k := range res.Keys {
+			keys = append(keys, map[string]string{"id": k.KeyID, "object": "api-key", "key": k.Key, "workspace_id": k.WorkspaceID})
+		}
+		view := a.userView(u)
+		WriteJSON(w, http.StatusOK, struct {
+			userAnswer
+			APIKeys []map[string]string `json:"api_keys"`
+		}{view, keys})
+	})
+}

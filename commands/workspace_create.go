@@ -1,0 +1,134 @@
+package commands
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+
+	"github.com/causeway/causeway/domain"
+)
+
+// SlugReservation is the reservation kind that holds workspace slugs, one per organisation
+// and slug ("<organisation id>/<slug>").
+const SlugReservation = "workspace-slug"
+
+// CreateWorkspace creates a workspace in the actor's organisation. A nil or empty Slug is
+// derived from the name.
+type CreateWorkspace struct {
+	Name              string
+	Slug              *string
+	Description       string
+	Defaults          map[string]any
+	RateLimits        []domain.RateLimit
+	UsageLimits       []domain.UsageLimits
+	PeriodicReset     *string
+	PeriodicResetDays *int
+	NextUsageResetAt  *time.Time
+}
+
+type createWorkspaceHandler struct{ d Deps }
+
+// NewCreateWorkspaceHandler refuses missing dependencies.
+func NewCreateWorkspaceHandler(d Deps) (createWorkspaceHandler, error) {
+	return createWorkspaceHandler{d}, d.check()
+}
+
+func (h createWorkspaceHandler) Handle(ctx context.Context, c CreateWorkspace) (Result, error) {
+	actor := RequestFrom(ctx).Actor
+	if err := requireAdminKey(actor, "workspaces.create"); err != nil {
+		return Result{}, err
+	}
+	id := NewID(ctx, "workspace")
+	now := h.d.Now()
+	spec := domain.CreateWorkspace{WorkspaceID: id, OrganisationID: actor.OrganisationID, Name: c.Name,
+		Description: c.Description, Defaults: c.Defaults, RateLimits: c.RateLimits, UsageLimits: c.UsageLimits,
+		PeriodicReset: c.PeriodicReset, PeriodicResetDays: c.PeriodicResetDays, NextUsageResetAt: c.NextUsageResetAt}
+	// A derived slug that is taken gets a suffix from the id rather than failing a request
+	// that never named a slug.
+	candidates := []string{domain.DeriveSlug(c.Name)}
+	if c.Slug != nil && *c.Slug != "" {
+		candidates = []string{*c.Slug}
+	} else {
+		candidates = append(candidates, candidates[0][:min(len(candidates[0]), domain.MaxNameLength-9)]+"-"+id[:8])
+	}
+	spec.Slug = candidates[0]
+	// Decide once before reserving, so that a refused workspace never holds a slug.
+	if _, err := (&domain.Workspace{}).Create(spec, now); err != nil {
+		return Result{}, err
+	}
+	slug, err := h.reserveSlug(ctx, actor.OrganisationID, id, candidates)
+	if err != nil {
+		return Result{}, err
+	}
+	spec.Slug = slug
+	res, err := execute(ctx, h.d, domain.Stream(domain.WorkspacePrefix, id), newWorkspace,
+		func(w *domain.Workspace) ([]domain.Event, error) { return w.Create(spec, now) })
+	if err != nil {
+		// The release gets fresh event ids: ids derived from the idempotency key would repeat
+		// the reservation's own and be taken for a replay of it.
+		req := RequestFrom(ctx)
+		req.IdempotencyKey = ""
+		_ = release(WithRequest(ctx, req), h.d, SlugReservation, slugName(actor.OrganisationID, slug), id)
+		return Result{}, err
+	}
+	res.ID = id
+	return res, nil
+}
+
+// reserveSlug claims the first candidate that is free; the last one's conflict is the answer
+// when none is.
+func (h createWorkspaceHandler) reserveSlug(ctx context.Context, orgID, id string, candidates []string) (string, error) {
+	var err error
+	for _, slug := range candidates {
+		if err = reserve(ctx, h.d, SlugReservation, slugName(orgID, slug), id, "slug"); err == nil {
+			return slug, nil
+		}
+		if domain.ErrorCode(err) != domain.CodeConflict {
+			return "", err
+		}
+	}
+	return "", err
+}
+
+// slugName is the reserved name of a slug in an organisation. Stream names are bounded (255
+// bytes), so a slug too long to fit is reserved by its SHA-256; '#' cannot occur in a slug,
+// so no slug's own name can take a hashed one's place.
+func slugName(orgID, slug string) string {
+	name := orgID + "/" + slug
+	if len(domain.ReservationStream(SlugReservation, name)) <= maxStreamName {
+		return name
+	}
+	sum := sha256.Sum256([]byte(slug))
+	return orgID + "/#" + hex.EncodeToString(sum[:])
+}
+
+// maxStreamName is the event store's bound on stream names.
+const maxStreamName = 255
+
+func newWorkspace() *domain.Workspace { return &domain.Workspace{} }
+
+// requireAdminKey: workspaces and organisation settings are managed by organisation owners
+// and admins through organisation keys; a workspace key never may (5.2), whatever the
+// organisation role of its user.
+func requireAdminKey(a domain.Actor, scope string) error {
+	if a.Kind == domain.ActorAPIKey && a.KeyType != domain.KeyOrganisationService {
+		return forbidden("a workspace API key cannot do this; use an organisation admin key")
+	}
+	return requireOrgAdmin(a, scope)
+}
+
+// executeOnWorkspace decides on a workspace of the actor's organisation; another
+// organisation's workspace is not found.
+func executeOnWorkspace(ctx context.Context, d Deps, id string, decide func(*domain.Workspace) ([]domain.Event, error)) (Result, error) {
+	orgID := RequestFrom(ctx).Actor.OrganisationID
+	res, err := execute(ctx, d, domain.Stream(domain.WorkspacePrefix, id), newWorkspace,
+		func(w *domain.Workspace) ([]domain.Event, error) {
+			if !w.Exists() || w.OrganisationID != orgID {
+				return nil, domain.Errorf(domain.CodeNotFound, "workspace %s not found", id)
+			}
+			return decide(w)
+		})
+	res.ID = id
+	return res, err
+}

@@ -1,0 +1,58 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/projections"
+)
+
+// notificationAnswer is a recorded notification as the admin API shows it.
+type notificationAnswer struct {
+	domain.Notification
+	Object string `json:"object"`
+}
+
+func notificationView(n domain.Notification) notificationAnswer {
+	if n.Recipients == nil {
+		n.Recipients = []string{}
+	}
+	n.CreatedAt = n.CreatedAt.UTC().Truncate(time.Millisecond)
+	return notificationAnswer{Notification: n, Object: "notification"}
+}
+
+// notificationFilter: organisation admins read every notification; others those of the
+// workspaces they belong to.
+func notificationFilter(a domain.Actor, kind string) projections.NotificationFilter {
+	return projections.NotificationFilter{OrganisationID: a.OrganisationID, Kind: kind, WorkspaceIDs: visibleWorkspaces(a)}
+}
+
+func (a *Admin) registerNotifications(r *mux.Router) {
+	on := func(h handler) http.Handler { return a.route("notification", h) }
+
+	r.Handle("/notifications", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		actor := actorFrom(r.Context())
+		var views []notificationAnswer
+		for _, n := range a.Read.Notifications(notificationFilter(actor, r.URL.Query().Get("kind"))) {
+			views = append(views, notificationView(n))
+		}
+		list, err := page(r, views)
+		return http.StatusOK, list, err
+	})).Methods(http.MethodGet)
+
+	r.Handle("/notifications/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		actor := actorFrom(r.Context())
+		id := mux.Vars(r)["id"]
+		if !isUUID(id) {
+			return 0, nil, domain.Invalid("notificationId", "notificationId must be a UUID")
+		}
+		n, ok := a.Read.Notification(notificationFilter(actor, ""), id)
+		if !ok {
+			return 0, nil, domain.Errorf(domain.CodeNotFound, "notification %s not found", id)
+		}
+		return http.StatusOK, notificationView(n), nil
+	})).Methods(http.MethodGet)
+}

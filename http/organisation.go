@@ -1,0 +1,170 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"maps"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/causeway/causeway/commands"
+	"github.com/causeway/causeway/domain"
+)
+
+// organisationSettingsBody changes some security settings and the session TTL; what is not
+// sent stays as it is.
+type organisationSettingsBody struct {
+	SecuritySettings securityPatch    `json:"security_settings"`
+	SessionSettings  *sessionSettings `json:"session_settings"`
+}
+
+type sessionSettings struct {
+	MaxSessionTTL *int `json:"max_session_ttl"`
+}
+
+// organisationSettingsAnswer is every security setting of 2.8 and the session settings.
+type organisationSettingsAnswer struct {
+	Object           string                  `json:"object"`
+	OrganisationID   string                  `json:"organisation_id"`
+	SecuritySettings domain.SecuritySettings `json:"security_settings"`
+	SessionSettings  sessionSettings         `json:"session_settings"`
+	LastUpdatedAt    time.Time               `json:"last_updated_at"`
+}
+
+// workspaceSettingsBody overrides some security settings in a workspace; null inherits the
+// organisation's value again.
+type workspaceSettingsBody struct {
+	SecuritySettings securityPatch `json:"security_settings"`
+}
+
+// securityPatch decodes security settings by name, and names the setting whose value is not
+// true, false or null (a plain map's decoding error names only the object).
+type securityPatch domain.SecurityPatch
+
+func (p *securityPatch) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return domain.Invalid("security_settings", "security_settings must be an object of booleans")
+	}
+	out := securityPatch{}
+	for _, name := range slices.Sorted(maps.Keys(raw)) {
+		var val *bool
+		if err := json.Unmarshal(raw[name], &val); err != nil {
+			return domain.Invalid("security_settings."+name, "security_settings.%s must be true, false or null", name)
+		}
+		out[name] = val
+	}
+	*p = out
+	return nil
+}
+
+// workspaceSettingsAnswer shows the workspace's own overrides and the settings in effect.
+type workspaceSettingsAnswer struct {
+	Object           string                   `json:"object"`
+	WorkspaceID      string                   `json:"workspace_id"`
+	SecuritySettings domain.SecurityOverrides `json:"security_settings"`
+	Effective        domain.SecuritySettings  `json:"effective"`
+}
+
+// requireOrgSettingsReader: organisation settings are for organisation keys only (5.2), reads too.
+func requireOrgSettingsReader(a domain.Actor, scope string) error {
+	if a.Kind == domain.ActorAPIKey && a.KeyType != domain.KeyOrganisationService || !a.IsOrgAdmin() {
+		return domain.Errorf(domain.CodeForbidden, "organisation settings are read with an organisation admin key")
+	}
+	return requireScope(a, scope)
+}
+
+func (a *Admin) registerOrganisation(r *mux.Router) {
+	updateOrg := must(commands.NewUpdateOrganisationSettingsHandler(a.Deps))
+	updateWS := must(commands.NewUpdateWorkspaceSecurityHandler(a.Deps))
+	on := func(h handler) http.Handler { return a.route("organisation", h) }
+
+	// The specification names no path; the reference's shape is /organisations/{id}/...
+	ownOrganisation := func(r *http.Request) (domain.Organisation, error) {
+		actor := actorFrom(r.Context())
+		if id, given := mux.Vars(r)["orgId"]; given && id != actor.OrganisationID {
+			return domain.Organisation{}, domain.Errorf(domain.CodeNotFound, "organisation %s not found", id)
+		}
+		o, ok := a.Read.Organisation(actor.OrganisationID)
+		if !ok {
+			return domain.Organisation{}, domain.Errorf(domain.CodeNotFound, "organisation %s not found", actor.OrganisationID)
+		}
+		return o, nil
+	}
+	view := func(o domain.Organisation) organisationSettingsAnswer {
+		return organisationSettingsAnswer{Object: "organisation_settings", OrganisationID: o.ID, SecuritySettings: o.Security,
+			SessionSettings: sessionSettings{MaxSessionTTL: o.MaxSessionTTL}, LastUpdatedAt: workspaceTime(o.LastUpdatedAt)}
+	}
+	get := on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		if err := requireOrgSettingsReader(actorFrom(r.Context()), "organisations.read"); err != nil {
+			return 0, nil, err
+		}
+		o, err := ownOrganisation(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, view(o), nil
+	})
+	put := on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		if _, err := ownOrganisation(r); err != nil {
+			return 0, nil, err
+		}
+		var b organisationSettingsBody
+		if err := decode(r, &b); err != nil {
+			return 0, nil, err
+		}
+		c := commands.UpdateOrganisationSettings{Security: domain.SecurityPatch(b.SecuritySettings)}
+		if b.SessionSettings != nil {
+			c.MaxSessionTTL = b.SessionSettings.MaxSessionTTL
+		}
+		res, err := updateOrg.Handle(r.Context(), c)
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := a.written(w, r, res); err != nil {
+			return 0, nil, err
+		}
+		o, err := ownOrganisation(r)
+		return http.StatusOK, view(o), err
+	})
+	for _, path := range []string{"/organisation/settings", "/organisations/{orgId}/settings"} {
+		r.Handle(path, get).Methods(http.MethodGet)
+		r.Handle(path, put).Methods(http.MethodPut)
+	}
+
+	wsView := func(ws domain.Workspace) workspaceSettingsAnswer {
+		return workspaceSettingsAnswer{Object: "workspace_settings", WorkspaceID: ws.ID, SecuritySettings: ws.Security,
+			Effective: a.Read.EffectiveSecurity(ws.OrganisationID, ws.ID)}
+	}
+	r.Handle("/workspaces/{id}/settings", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		if err := requireScope(actorFrom(r.Context()), "workspaces.read"); err != nil {
+			return 0, nil, err
+		}
+		ws, err := a.visibleWorkspace(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, wsView(ws), nil
+	})).Methods(http.MethodGet)
+	r.Handle("/workspaces/{id}/settings", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		ws, err := a.pathWorkspace(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		var b workspaceSettingsBody
+		if err := decode(r, &b); err != nil {
+			return 0, nil, err
+		}
+		res, err := updateWS.Handle(r.Context(), commands.UpdateWorkspaceSecurity{WorkspaceID: ws.ID, Patch: domain.SecurityPatch(b.SecuritySettings)})
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := a.written(w, r, res); err != nil {
+			return 0, nil, err
+		}
+		ws, _ = a.Read.Workspace(ws.OrganisationID, ws.ID)
+		return http.StatusOK, wsView(ws), nil
+	})).Methods(http.MethodPut)
+}

@@ -1,0 +1,91 @@
+package projections
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/causeway/causeway/domain"
+)
+
+// UserFilter selects the active users of an organisation; empty fields select everyone.
+type UserFilter struct {
+	OrganisationID string
+	Email          string // exact, case-insensitive
+	Role           domain.Role
+}
+
+// Users lists the active users that f selects, newest first.
+func (m *Memory) Users(f UserFilter) []domain.User {
+	return all(m, domain.UserPrefix, func(u *domain.User) bool {
+		return u.OrganisationID == f.OrganisationID && u.Exists() &&
+			(f.Email == "" || strings.EqualFold(u.Email, strings.TrimSpace(f.Email))) && (f.Role == "" || u.Role == f.Role)
+	}, newestFirst(func(u *domain.User) (time.Time, string) { return u.CreatedAt, u.ID }))
+}
+
+// MemberWorkspaceIDs lists the workspaces of the organisation that userID is a member of,
+// sorted; archived workspaces keep their members and are listed too.
+func (m *Memory) MemberWorkspaceIDs(orgID, userID string) []string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := []string{}
+	for _, agg := range m.byPrefix[domain.WorkspacePrefix] {
+		if w, ok := agg.(*domain.Workspace); ok && w.OrganisationID == orgID {
+			if _, member := w.Members[userID]; member {
+				out = append(out, w.ID)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// InviteFilter selects invites. Statuses are as a reader at Now sees them (a pending invite
+// past its expiry is expired); nil Statuses select every status.
+type InviteFilter struct {
+	OrganisationID string
+	Email          string // exact, case-insensitive
+	Role           domain.Role
+	Statuses       map[string]bool
+	Now            time.Time
+	Visible        func(domain.Invite) bool
+}
+
+// Invites lists the invites that f selects, newest first.
+func (m *Memory) Invites(f InviteFilter) []domain.Invite {
+	return all(m, domain.InvitePrefix, func(i *domain.Invite) bool {
+		return i.OrganisationID == f.OrganisationID &&
+			(f.Email == "" || strings.EqualFold(i.Email, strings.TrimSpace(f.Email))) && (f.Role == "" || i.Role == f.Role) &&
+			(f.Statuses == nil || f.Statuses[i.StatusAt(f.Now)]) && (f.Visible == nil || f.Visible(*i))
+	}, newestFirst(func(i *domain.Invite) (time.Time, string) { return i.CreatedAt, i.ID }))
+}
+
+// Invite returns one invite of the organisation.
+func (m *Memory) Invite(orgID, id string) (domain.Invite, bool) {
+	i, ok := get[domain.Invite](m, domain.InvitePrefix, id)
+	return i, ok && i.OrganisationID == orgID
+}
+
+// NotificationFilter selects recorded notifications.
+type NotificationFilter struct {
+	OrganisationID string
+	Kind           string          // empty: every kind
+	WorkspaceIDs   map[string]bool // nil: every notification; else only those of these workspaces
+}
+
+func (f NotificationFilter) keep(n *domain.Notification) bool {
+	return n.OrganisationID == f.OrganisationID && (f.Kind == "" || n.Kind == f.Kind) &&
+		(f.WorkspaceIDs == nil || (n.WorkspaceID != "" && f.WorkspaceIDs[n.WorkspaceID]))
+}
+
+// Notifications lists the notifications that f selects, newest first.
+func (m *Memory) Notifications(f NotificationFilter) []domain.Notification {
+	return all(m, domain.NotificationPrefix, f.keep,
+		newestFirst(func(n *domain.Notification) (time.Time, string) { return n.CreatedAt, n.ID }))
+}
+
+// Notification returns one notification that f selects.
+func (m *Memory) Notification(f NotificationFilter, id string) (domain.Notification, bool) {
+	n, ok := get[domain.Notification](m, domain.NotificationPrefix, id)
+	return n, ok && f.keep(&n)
+}
