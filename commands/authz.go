@@ -66,3 +66,13 @@ func targetWorkspace(a domain.Actor, requested string) (string, error) {
 	}
 	return requested, nil
 }
+
+// requireAdminKey: workspaces and organisation settings are managed by organisation owners
+// and admins through organisation keys; a workspace key never may (5.2), whatever the
+// organisation role of its user.
+func requireAdminKey(a domain.Actor, scope string) error {
+	if a.Kind == domain.ActorAPIKey && a.KeyType != domain.KeyOrganisationService {
+		return forbidden("a workspace API key cannot do this; use an organisation admin key")
+	}
+	return requireOrgAdmin(a, scope)
+}

@@ -71,6 +71,7 @@ func (h bootstrapHandler) Handle(ctx context.Context, c Bootstrap) (BootstrapRes
 			IdempotencyKey: "bootstrap-" + plan.OrganisationID + "-" + name})
 	}
 	now := h.d.Now()
+	email := domain.NormaliseEmail(c.OwnerEmail)
 	if _, err := execute(step("organisation"), h.d, domain.Stream(domain.OrganisationPrefix, plan.OrganisationID),
 		func() *domain.Organisation { return &domain.Organisation{} },
 		func(o *domain.Organisation) ([]domain.Event, error) {
@@ -78,14 +79,14 @@ func (h bootstrapHandler) Handle(ctx context.Context, c Bootstrap) (BootstrapRes
 		}); err != nil {
 		return BootstrapResult{}, fmt.Errorf("bootstrap organisation: %w", err)
 	}
-	if err := reserve(step("owner-email"), h.d, "email", c.OwnerEmail, plan.OwnerUserID, "email"); err != nil {
+	if err := reserve(step("owner-email"), h.d, "email", email, plan.OwnerUserID, "email"); err != nil {
 		return BootstrapResult{}, fmt.Errorf("bootstrap owner e-mail: %w", err)
 	}
 	if _, err := execute(step("owner"), h.d, domain.Stream(domain.UserPrefix, plan.OwnerUserID),
 		func() *domain.User { return &domain.User{} },
 		func(u *domain.User) ([]domain.Event, error) {
 			return u.Join(domain.UserJoined{UserID: plan.OwnerUserID, OrganisationID: plan.OrganisationID,
-				Email: c.OwnerEmail, FirstName: "Owner", Role: domain.RoleOwner, At: now})
+				Email: email, FirstName: "Owner", Role: domain.RoleOwner, At: now})
 		}); err != nil {
 		return BootstrapResult{}, fmt.Errorf("bootstrap owner: %w", err)
 	}

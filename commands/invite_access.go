@@ -170,15 +170,15 @@ func newReservation() *domain.Reservation { return &domain.Reservation{} }
 // The e-mail reservations go through these, which keep each name within the event store's
 // bound on stream names.
 func loadEmailHold(ctx context.Context, d Deps, kind, email string) (*domain.Reservation, error) {
-	return Load(ctx, d, domain.ReservationStream(kind, domain.ReservableName(kind, email)), newReservation)
+	return Load(ctx, d, domain.ReservationStream(kind, email), newReservation)
 }
 
 func holdEmail(ctx context.Context, d Deps, kind, email, ownerID string) error {
-	return reserve(ctx, d, kind, domain.ReservableName(kind, email), ownerID, "email")
+	return reserve(ctx, d, kind, email, ownerID, "email")
 }
 
 func releaseEmail(ctx context.Context, d Deps, kind, email, ownerID string) error {
-	return release(ctx, d, kind, domain.ReservableName(kind, email), ownerID)
+	return release(ctx, d, kind, email, ownerID)
 }
 
 // emailHolder reports whether email belongs to an active user of the organisation (the user

@@ -2,8 +2,6 @@ package commands
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"time"
 
 	"github.com/causeway/causeway/domain"
@@ -91,32 +89,10 @@ func (h createWorkspaceHandler) reserveSlug(ctx context.Context, orgID, id strin
 	return "", err
 }
 
-// slugName is the reserved name of a slug in an organisation. Stream names are bounded (255
-// bytes), so a slug too long to fit is reserved by its SHA-256; '#' cannot occur in a slug,
-// so no slug's own name can take a hashed one's place.
-func slugName(orgID, slug string) string {
-	name := orgID + "/" + slug
-	if len(domain.ReservationStream(SlugReservation, name)) <= maxStreamName {
-		return name
-	}
-	sum := sha256.Sum256([]byte(slug))
-	return orgID + "/#" + hex.EncodeToString(sum[:])
-}
-
-// maxStreamName is the event store's bound on stream names.
-const maxStreamName = 255
+// slugName is the reserved name of a slug: slugs are unique within an organisation.
+func slugName(orgID, slug string) string { return orgID + "/" + slug }
 
 func newWorkspace() *domain.Workspace { return &domain.Workspace{} }
-
-// requireAdminKey: workspaces and organisation settings are managed by organisation owners
-// and admins through organisation keys; a workspace key never may (5.2), whatever the
-// organisation role of its user.
-func requireAdminKey(a domain.Actor, scope string) error {
-	if a.Kind == domain.ActorAPIKey && a.KeyType != domain.KeyOrganisationService {
-		return forbidden("a workspace API key cannot do this; use an organisation admin key")
-	}
-	return requireOrgAdmin(a, scope)
-}
 
 // executeOnWorkspace decides on a workspace of the actor's organisation; another
 // organisation's workspace is not found.

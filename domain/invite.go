@@ -153,19 +153,6 @@ func InvitePending(email, pendingID string) *Error {
 		Message: fmt.Sprintf("an invite for %s is pending already (%s): resend or cancel it", email, pendingID)}
 }
 
-// maxStreamName is the event store's bound on stream names.
-const maxStreamName = 255
-
-// ReservableName is the name a reservation of kind holds for name: the name itself, or its
-// SHA-256 when the reservation's stream would be longer than the event store allows (an
-// e-mail may have 254 characters).
-func ReservableName(kind, name string) string {
-	if len(ReservationStream(kind, name)) <= maxStreamName {
-		return name
-	}
-	return "sha256." + HashKey(name)
-}
-
 // NormaliseEmail is how e-mails are compared and reserved: trimmed, lower case.
 func NormaliseEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 

@@ -42,13 +42,17 @@ func TestRateLimitPolicyDecisions(t *testing.T) {
 			wantCode: CodeInvalid, wantParam: "conditions[0].value"},
 		{name: "no group_by", when: create(func(c *CreateRateLimitPolicy) { c.GroupBy = nil }), wantCode: CodeInvalid, wantParam: "group_by"},
 		{name: "update value", given: []Event{created},
-			when: func(p *RateLimitPolicy) ([]Event, error) { return p.Update(UpdateRateLimitPolicy{Value: ptr(40.0)}, later) },
+			when: func(p *RateLimitPolicy) ([]Event, error) {
+				return p.Update(UpdateRateLimitPolicy{Value: ptr(40.0)}, later)
+			},
 			then: []Event{RateLimitPolicyUpdated{PolicyID: "p-1", Value: ptr(40.0), At: later}}},
 		{name: "update nothing", given: []Event{created},
 			when:     func(p *RateLimitPolicy) ([]Event, error) { return p.Update(UpdateRateLimitPolicy{}, later) },
 			wantCode: CodeInvalid},
 		{name: "update a missing policy",
-			when:     func(p *RateLimitPolicy) ([]Event, error) { return p.Update(UpdateRateLimitPolicy{Value: ptr(1.0)}, later) },
+			when: func(p *RateLimitPolicy) ([]Event, error) {
+				return p.Update(UpdateRateLimitPolicy{Value: ptr(1.0)}, later)
+			},
 			wantCode: CodeNotFound},
 		{name: "archive", given: []Event{created},
 			when: func(p *RateLimitPolicy) ([]Event, error) { return p.Archive(later) },
@@ -57,7 +61,9 @@ func TestRateLimitPolicyDecisions(t *testing.T) {
 			when:     func(p *RateLimitPolicy) ([]Event, error) { return p.Archive(later) },
 			wantCode: CodeNotFound},
 		{name: "update an archived policy", given: []Event{created, RateLimitPolicyArchived{PolicyID: "p-1", At: later}},
-			when:     func(p *RateLimitPolicy) ([]Event, error) { return p.Update(UpdateRateLimitPolicy{Value: ptr(2.0)}, later) },
+			when: func(p *RateLimitPolicy) ([]Event, error) {
+				return p.Update(UpdateRateLimitPolicy{Value: ptr(2.0)}, later)
+			},
 			wantCode: CodeNotFound},
 	})
 }

@@ -65,5 +65,16 @@ func (r *Reservation) Release(ownerID string, now time.Time) ([]Event, error) {
 	return []Event{NameReleased{Kind: r.Kind, Name: r.Name, OwnerID: ownerID, At: now}}, nil
 }
 
-// ReservationStream is the stream that holds name of kind.
-func ReservationStream(kind, name string) string { return ReservationPrefix + "-" + kind + "-" + name }
+// ReservationStream is the stream that holds name of kind. Stream names are at most 255 bytes,
+// so a name too long to fit (a 254-character e-mail, a long slug) is named by its SHA-256;
+// the reservation's events still carry the name itself.
+func ReservationStream(kind, name string) string {
+	stream := ReservationPrefix + "-" + kind + "-" + name
+	if len(stream) <= maxStreamName {
+		return stream
+	}
+	return ReservationPrefix + "-" + kind + "-sha256-" + HashKey(name)
+}
+
+// maxStreamName is the event store's limit on stream names.
+const maxStreamName = 255
