@@ -42,21 +42,7 @@ func NewKeyWorker(d Deps, keys DueKeys, secret []byte) (*KeyWorker, error) {
 
 // Run makes a pass at once and then every interval, until ctx ends.
 func (w *KeyWorker) Run(ctx context.Context, every time.Duration) error {
-	if every <= 0 {
-		return errors.New("commands: the key worker needs a positive interval")
-	}
-	ticker := time.NewTicker(every)
-	defer ticker.Stop()
-	for {
-		if err := w.Tick(ctx); err != nil && ctx.Err() == nil && w.OnError != nil {
-			w.OnError(err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticker.C:
-		}
-	}
+	return runEvery(ctx, "key worker", every, w.Tick, w.OnError)
 }
 
 // Tick makes one pass at the clock's current time. A failure with one key does not stop the

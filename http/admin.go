@@ -32,6 +32,9 @@ type Admin struct {
 	Features Features
 	// RecordDenial appends a refused attempt to the audit log (asynchronously is fine).
 	RecordDenial func(ctx context.Context, d domain.AccessDenied, md eventstore.Metadata)
+	// PublicURL is how clients reach this service (CAUSEWAY_PUBLIC_URL), for links such as
+	// invites; empty: taken from each request's Host.
+	PublicURL string
 	// WriteWait bounds read-your-writes: a write answers once the read model has its events.
 	WriteWait time.Duration
 }

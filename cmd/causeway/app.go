@@ -158,12 +158,38 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context) (*httpapi.Admin,
 			m.Logger.Error("read model stopped", "error", err)
 		}
 	}()
+	if err := m.startWorkers(bg, deps, secret); err != nil {
+		return nil, err
+	}
 	f := m.Config.Features
 	return &httpapi.Admin{
 		Log: m.Logger, Read: m.Read, Deps: deps, Secret: secret, Now: deps.Now,
 		Features:     httpapi.Features{APIAccess: f.APIAccess, Policy: f.Policy, UsageLimits: f.UsageLimits, AuditLogs: f.AuditLogs},
-		RecordDenial: m.recordDenial,
+		RecordDenial: m.recordDenial, PublicURL: m.Config.PublicURL,
 	}, nil
+}
+
+// workerInterval is how often the background workers look for due work: key expiry and
+// scheduled rotation, and usage periods that ended. Expiry is also enforced at
+// authentication, so this bounds only when the event is written.
+const workerInterval = time.Minute
+
+// startWorkers runs the background workers until bg ends. Every process runs them; their
+// writes are idempotent, so two processes do each thing once.
+func (m *Main) startWorkers(bg context.Context, deps commands.Deps, secret []byte) error {
+	keys, err := commands.NewKeyWorker(deps, m.Read, secret)
+	if err != nil {
+		return err
+	}
+	keys.OnError = func(err error) { m.Logger.Error("key worker pass failed", "error", err) }
+	resets, err := commands.NewResetWorker(deps, m.Read)
+	if err != nil {
+		return err
+	}
+	resets.OnError = func(err error) { m.Logger.Error("reset worker pass failed", "error", err) }
+	go func() { _ = keys.Run(bg, workerInterval) }()
+	go func() { _ = resets.Run(bg, workerInterval) }()
+	return nil
 }
 
 // recordDenial appends a refused attempt to the audit stream without holding up the answer.

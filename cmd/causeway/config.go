@@ -29,6 +29,8 @@ type Config struct {
 	// the plaintext of retried key creations. Generated into DATA_DIR/secret.key when unset;
 	// every instance of one deployment must share it.
 	SecretKey string
+	// PublicURL (CAUSEWAY_PUBLIC_URL) is the address clients use, for links such as invites.
+	PublicURL string
 
 	ShutdownTimeout time.Duration // CAUSEWAY_SHUTDOWN_TIMEOUT
 	StartupTimeout  time.Duration // CAUSEWAY_STARTUP_TIMEOUT: how long to wait for backends at start
@@ -88,6 +90,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		BootstrapOrganisation:   envOr(getenv, "CAUSEWAY_BOOTSTRAP_ORGANISATION", "Default organisation"),
 		BootstrapOwnerEmail:     strings.ToLower(envOr(getenv, "CAUSEWAY_BOOTSTRAP_OWNER_EMAIL", "owner@causeway.local")),
 		SecretKey:               getenv("CAUSEWAY_SECRET_KEY"),
+		PublicURL:               strings.TrimSpace(getenv("CAUSEWAY_PUBLIC_URL")),
 		ShutdownTimeout:         15 * time.Second,
 		StartupTimeout:          30 * time.Second,
 	}
@@ -186,6 +189,7 @@ func (c Config) Validate() error {
 	}
 	checkURL("DATABASE_URL", c.DatabaseURL, "postgres", "postgresql")
 	checkURL("CLICKHOUSE_URL", c.ClickHouseURL, "clickhouse", "tcp")
+	checkURL("CAUSEWAY_PUBLIC_URL", c.PublicURL, "http", "https")
 
 	if c.BootstrapAdminKey != "" && len(c.BootstrapAdminKey) < 20 {
 		bad("CAUSEWAY_BOOTSTRAP_ADMIN_KEY: must be at least 20 characters (got %d)", len(c.BootstrapAdminKey))
