@@ -17,14 +17,13 @@ import (
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
-	"github.com/causeway/causeway/projections"
 )
 
 // Admin is what the admin routes need: the read model, the command handlers, and how to
 // record a refusal.
 type Admin struct {
 	Log  *slog.Logger
-	Read *projections.Memory
+	Read ReadModel
 	// Deps build the command handlers; Secret is the server secret keys are derived from.
 	Deps     commands.Deps
 	Secret   []byte
