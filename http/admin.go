@@ -139,9 +139,13 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
-// written answers a successful write after the read model has reached its position, so the
-// client can read what it wrote at once; it says the position in a header.
-func (a *Admin) written(w http.ResponseWriter, r *http.Request, res commands.Result) error {
+// written passes on a command's error, or lets a successful write answer once the read model
+// has reached its position, so the client can read what it wrote at once; it says the
+// position in a header.
+func (a *Admin) written(w http.ResponseWriter, r *http.Request, res commands.Result, cmdErr error) error {
+	if cmdErr != nil {
+		return cmdErr
+	}
 	if res.Position == 0 {
 		return nil
 	}

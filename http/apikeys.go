@@ -100,7 +100,7 @@ func (a *Admin) registerAPIKeys(r *mux.Router) {
 			a.Log.WarnContext(r.Context(), "api key rotated, but its notification was not recorded",
 				"trace_id", TraceID(r.Context()), "api_key_id", id, "error", res.NotifyErr)
 		}
-		if err := a.written(w, r, res.Result); err != nil {
+		if err := a.written(w, r, res.Result, nil); err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, map[string]any{"id": res.ID, "key": res.Key, "object": "api-key",
@@ -125,10 +125,7 @@ func (a *Admin) registerAPIKeys(r *mux.Router) {
 				WorkspaceID: b.WorkspaceID, UserID: b.UserID, Scopes: b.Scopes, RateLimits: b.RateLimits,
 				UsageLimits: b.UsageLimits, Defaults: b.Defaults, AlertEmails: b.AlertEmails, ExpiresAt: b.ExpiresAt,
 				RotationPolicy: b.RotationPolicy})
-			if err != nil {
-				return 0, nil, err
-			}
-			if err := a.written(w, r, res.Result); err != nil {
+			if err := a.written(w, r, res.Result, err); err != nil {
 				return 0, nil, err
 			}
 			return http.StatusOK, map[string]string{"id": res.ID, "key": res.Key, "object": "api-key"}, nil
@@ -181,10 +178,7 @@ func (a *Admin) registerAPIKeys(r *mux.Router) {
 			return 0, nil, err
 		}
 		res, err := update.Handle(r.Context(), commands.UpdateAPIKey{KeyID: id, UpdateAPIKey: u})
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res); err != nil {
+		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
 		k, ok := a.Read.APIKey(actorFrom(r.Context()).OrganisationID, id)
@@ -200,10 +194,7 @@ func (a *Admin) registerAPIKeys(r *mux.Router) {
 			return 0, nil, err
 		}
 		res, err := del.Handle(r.Context(), commands.DeleteAPIKey{KeyID: id})
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res); err != nil {
+		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, map[string]any{"id": res.ID, "object": "api-key", "deleted": true}, nil

@@ -120,10 +120,7 @@ func (a *Admin) registerOrganisation(r *mux.Router) {
 			c.MaxSessionTTL = b.SessionSettings.MaxSessionTTL
 		}
 		res, err := updateOrg.Handle(r.Context(), c)
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res); err != nil {
+		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
 		o, err := ownOrganisation(r)
@@ -158,10 +155,7 @@ func (a *Admin) registerOrganisation(r *mux.Router) {
 			return 0, nil, err
 		}
 		res, err := updateWS.Handle(r.Context(), commands.UpdateWorkspaceSecurity{WorkspaceID: ws.ID, Patch: domain.SecurityPatch(b.SecuritySettings)})
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res); err != nil {
+		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
 		ws, _ = a.Read.Workspace(ws.OrganisationID, ws.ID)

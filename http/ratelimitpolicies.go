@@ -68,30 +68,16 @@ func (a *Admin) registerRateLimitPolicies(r *mux.Router) {
 		}
 		res, err := create.Handle(r.Context(), commands.CreateRateLimitPolicy{WorkspaceID: b.WorkspaceID, Name: b.Name,
 			Conditions: b.Conditions, GroupBy: b.GroupBy, Type: b.Type, Unit: unit, Value: b.Value})
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res); err != nil {
+		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, map[string]string{"id": res.ID, "object": "policy_rate_limits"}, nil
 	})).Methods(http.MethodPost)
 
 	r.Handle("/policies/rate-limits", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		actor := actorFrom(r.Context())
-		if err := requireScope(actor, "policies.list"); err != nil {
-			return 0, nil, err
-		}
-		st, err := statuses(r, domain.StatusActive, domain.StatusActive, domain.StatusArchived)
+		f, err := policyListFilter(r)
 		if err != nil {
 			return 0, nil, err
-		}
-		f := policyFilter(r, actor, st)
-		if ws := r.URL.Query().Get("workspace_id"); ws != "" {
-			if !canSee(actor, ws) {
-				return 0, nil, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", ws)
-			}
-			f.WorkspaceIDs = map[string]bool{ws: true}
 		}
 		var views []rateLimitPolicyAnswer
 		for _, p := range a.Read.RateLimitPolicies(f) {
@@ -134,10 +120,7 @@ func (a *Admin) registerRateLimitPolicies(r *mux.Router) {
 			return 0, nil, domain.Invalid("", "only name, unit and value can be updated")
 		}
 		res, err := update.Handle(r.Context(), commands.UpdateRateLimitPolicy{PolicyID: id, Name: b.Name, Unit: b.Unit, Value: b.Value})
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res); err != nil {
+		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
 		p, _ := a.Read.RateLimitPolicy(actorFrom(r.Context()).OrganisationID, id)
@@ -150,17 +133,30 @@ func (a *Admin) registerRateLimitPolicies(r *mux.Router) {
 			return 0, nil, domain.Invalid("rateLimitsPolicyId", "rateLimitsPolicyId must be a UUID")
 		}
 		res, err := archive.Handle(r.Context(), commands.ArchiveRateLimitPolicy{PolicyID: id})
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res); err != nil {
+		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, map[string]string{"id": id, "object": "policy_rate_limits", "status": domain.StatusArchived}, nil
 	})).Methods(http.MethodDelete)
 }
 
-// policyFilter selects the policies of the actor's organisation that it may see.
-func policyFilter(r *http.Request, actor domain.Actor, st map[string]bool) projections.PolicyFilter {
-	return projections.PolicyFilter{OrganisationID: actor.OrganisationID, WorkspaceIDs: visibleWorkspaces(actor), Statuses: st}
+// policyListFilter reads a policy list's filters (status, default active; workspace_id) and
+// limits it to the workspaces the actor may see; listing needs the policies.list scope.
+func policyListFilter(r *http.Request) (projections.PolicyFilter, error) {
+	actor := actorFrom(r.Context())
+	if err := requireScope(actor, "policies.list"); err != nil {
+		return projections.PolicyFilter{}, err
+	}
+	st, err := statuses(r, domain.StatusActive, domain.StatusActive, domain.StatusArchived)
+	if err != nil {
+		return projections.PolicyFilter{}, err
+	}
+	f := projections.PolicyFilter{OrganisationID: actor.OrganisationID, WorkspaceIDs: visibleWorkspaces(actor), Statuses: st}
+	if ws := r.URL.Query().Get("workspace_id"); ws != "" {
+		if !canSee(actor, ws) {
+			return f, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", ws)
+		}
+		f.WorkspaceIDs = map[string]bool{ws: true}
+	}
+	return f, nil
 }

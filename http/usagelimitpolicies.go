@@ -156,30 +156,16 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 		res, err := create.Handle(r.Context(), commands.CreateUsageLimitPolicy{WorkspaceID: b.WorkspaceID, Name: b.Name,
 			Conditions: b.Conditions, GroupBy: b.GroupBy, Type: b.Type, CreditLimit: b.CreditLimit,
 			AlertThreshold: b.AlertThreshold, PeriodicReset: b.PeriodicReset, PeriodicResetDays: b.PeriodicResetDays})
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res); err != nil {
+		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, map[string]string{"id": res.ID, "object": "policy_usage_limits"}, nil
 	})).Methods(http.MethodPost)
 
 	r.Handle("/policies/usage-limits", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		actor := actorFrom(r.Context())
-		if err := requireScope(actor, "policies.list"); err != nil {
-			return 0, nil, err
-		}
-		st, err := statuses(r, domain.StatusActive, domain.StatusActive, domain.StatusArchived)
+		f, err := policyListFilter(r)
 		if err != nil {
 			return 0, nil, err
-		}
-		f := policyFilter(r, actor, st)
-		if ws := r.URL.Query().Get("workspace_id"); ws != "" {
-			if !canSee(actor, ws) {
-				return 0, nil, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", ws)
-			}
-			f.WorkspaceIDs = map[string]bool{ws: true}
 		}
 		typ := r.URL.Query().Get("type")
 		if typ != "" && typ != domain.UsageCost && typ != domain.UsageTokens {
@@ -238,10 +224,7 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 			ResetUsageForValue: b.ResetUsageForValue,
 		}}
 		res, err := update.Handle(r.Context(), c)
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res); err != nil {
+		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
 		p, _ := a.Read.UsageLimitPolicy(actorFrom(r.Context()).OrganisationID, id)
@@ -254,10 +237,7 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 			return 0, nil, err
 		}
 		res, err := archive.Handle(r.Context(), commands.ArchiveUsageLimitPolicy{PolicyID: id})
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res); err != nil {
+		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, map[string]string{"id": id, "object": "policy_usage_limits", "status": domain.StatusArchived}, nil
@@ -299,10 +279,7 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 		}
 		ref := mux.Vars(r)["entityId"]
 		res, err := resetEntity.Handle(r.Context(), commands.ResetUsageLimitPolicyEntity{PolicyID: id, Entity: ref})
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res); err != nil {
+		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
 		p, _ := a.Read.UsageLimitPolicy(actorFrom(r.Context()).OrganisationID, id)

@@ -120,10 +120,7 @@ func (a *Admin) registerUsers(r *mux.Router) {
 			return 0, nil, err
 		}
 		res, err := update.Handle(r.Context(), commands.UpdateUser{UserID: id, Role: b.Role, FirstName: b.FirstName, LastName: b.LastName})
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res); err != nil {
+		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
 		u, _ := a.Read.User(actorFrom(r.Context()).OrganisationID, id)
@@ -136,10 +133,7 @@ func (a *Admin) registerUsers(r *mux.Router) {
 			return 0, nil, err
 		}
 		res, err := remove.Handle(r.Context(), commands.RemoveUser{UserID: id})
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res); err != nil {
+		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, map[string]any{"id": id, "object": "user", "deleted": true}, nil
@@ -279,10 +273,7 @@ func (a *Admin) registerInvites(r *mux.Router) {
 			c.KeyDetails = &domain.InviteKeyDetails{Scopes: b.WorkspaceAPIKeyDetails.Scopes}
 		}
 		res, err := create.Handle(r.Context(), c)
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res.Result); err != nil {
+		if err := a.written(w, r, res.Result, err); err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, map[string]any{"id": res.ID, "object": "invite", "invite_link": a.inviteLink(r, res.Token),
@@ -339,10 +330,7 @@ func (a *Admin) registerInvites(r *mux.Router) {
 			return 0, nil, err
 		}
 		res, err := cancel.Handle(r.Context(), commands.CancelInvite{InviteID: id})
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res); err != nil {
+		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, map[string]any{"id": id, "object": "invite", "status": domain.InviteStatusCancelled}, nil
@@ -354,10 +342,7 @@ func (a *Admin) registerInvites(r *mux.Router) {
 			return 0, nil, err
 		}
 		res, err := resend.Handle(r.Context(), commands.ResendInvite{InviteID: id})
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res.Result); err != nil {
+		if err := a.written(w, r, res.Result, err); err != nil {
 			return 0, nil, err
 		}
 		link := a.inviteLink(r, res.Token)
@@ -393,9 +378,7 @@ func (a *Admin) acceptInvite(accept interface {
 		})
 		r = r.WithContext(ctx)
 		res, err := accept.Handle(ctx, commands.AcceptInvite{Token: b.Token, FirstName: b.FirstName, LastName: b.LastName})
-		if err == nil {
-			err = a.written(w, r, res.Result)
-		}
+		err = a.written(w, r, res.Result, err)
 		if err != nil {
 			WriteError(w, r, a.Log, err)
 			return

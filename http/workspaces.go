@@ -239,7 +239,7 @@ func (a *Admin) registerWorkspaces(r *mux.Router) {
 
 // answerWorkspace answers a workspace write with the workspace as it now reads.
 func (a *Admin) answerWorkspace(w http.ResponseWriter, r *http.Request, res commands.Result) (int, any, error) {
-	if err := a.written(w, r, res); err != nil {
+	if err := a.written(w, r, res, nil); err != nil {
 		return 0, nil, err
 	}
 	ws, ok := a.Read.Workspace(actorFrom(r.Context()).OrganisationID, res.ID)
@@ -297,10 +297,7 @@ func (a *Admin) registerWorkspaceMembers(r *mux.Router) {
 			users[i] = domain.MemberRole{UserID: u.ID, Role: u.Role}
 		}
 		res, err := add.Handle(r.Context(), commands.AddWorkspaceMembers{WorkspaceID: ws.ID, Users: users})
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res); err != nil {
+		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
 		added := []workspaceMemberAnswer{}
@@ -377,10 +374,7 @@ func (a *Admin) registerWorkspaceMembers(r *mux.Router) {
 		}
 		res, err := change.Handle(r.Context(), commands.ChangeWorkspaceMemberRole{WorkspaceID: ws.ID,
 			UserID: mux.Vars(r)["userId"], Role: b.Role})
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res); err != nil {
+		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
 		m, err := member(r, ws)
@@ -394,10 +388,7 @@ func (a *Admin) registerWorkspaceMembers(r *mux.Router) {
 		}
 		userID := mux.Vars(r)["userId"]
 		res, err := remove.Handle(r.Context(), commands.RemoveWorkspaceMember{WorkspaceID: ws.ID, UserID: userID})
-		if err != nil {
-			return 0, nil, err
-		}
-		if err := a.written(w, r, res); err != nil {
+		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, map[string]string{"id": userID, "workspace_id": ws.ID, "object": "workspace-user", "status": "removed"}, nil
