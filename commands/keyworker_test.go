@@ -18,13 +18,13 @@ import (
 	"github.com/causeway/causeway/projections"
 )
 
-var _ commands.DueKeys = (*projections.Memory)(nil)
+var _ commands.DueKeys = (*projections.Model)(nil)
 
 // workerWorld is a store, its read model and a clock the test moves.
 type workerWorld struct {
 	t     *testing.T
 	store eventstore.Store
-	read  *projections.Memory
+	read  *projections.Model
 	deps  commands.Deps
 
 	mu  sync.Mutex

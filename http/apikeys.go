@@ -153,6 +153,9 @@ func (a *Admin) registerAPIKeys(r *mux.Router) {
 	})).Methods(http.MethodGet)
 
 	r.Handle("/api-keys/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		if asOfRequested(r) {
+			return asOf(a, w, r, apiKeyAsOf)
+		}
 		id, err := keyID(r)
 		if err != nil {
 			return 0, nil, err

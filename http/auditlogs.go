@@ -44,6 +44,7 @@ func (a *Admin) registerAuditLogs(r *mux.Router) {
 		}
 		return http.StatusOK, rec, nil
 	})).Methods(http.MethodGet)
+	a.registerAuditHistory(r)
 }
 
 // auditFilter reads the reference's filters: start_time, end_time, user_id, user_type,

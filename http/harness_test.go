@@ -28,7 +28,7 @@ type testAPI struct {
 	t        *testing.T
 	Server   *httptest.Server
 	Store    eventstore.Store
-	Read     *projections.Memory
+	Read     *projections.Model
 	Deps     commands.Deps
 	AdminKey string
 	OrgID    string
@@ -57,7 +57,10 @@ func newTestAPI(t *testing.T) *testAPI {
 	api.OrgID, api.OwnerID = res.OrganisationID, res.OwnerUserID
 
 	done := make(chan struct{})
-	go func() { defer close(done); _ = api.Read.Run(ctx, store) }()
+	go func() {
+		defer close(done)
+		_ = (&projections.Runner{Store: store, Projections: []projections.Projection{api.Read}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}).Run(ctx)
+	}()
 	// The first request must find the bootstrap key: wait until the read model has it.
 	bootEvents, err2 := store.ReadAll(ctx, eventstore.Start, 10_000)
 	require.NoError(t, err2)

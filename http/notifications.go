@@ -44,6 +44,9 @@ func (a *Admin) registerNotifications(r *mux.Router) {
 	})).Methods(http.MethodGet)
 
 	r.Handle("/notifications/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		if asOfRequested(r) {
+			return asOf(a, w, r, notificationAsOf)
+		}
 		actor := actorFrom(r.Context())
 		id := mux.Vars(r)["id"]
 		if !isUUID(id) {

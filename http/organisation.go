@@ -98,6 +98,9 @@ func (a *Admin) registerOrganisation(r *mux.Router) {
 			SessionSettings: sessionSettings{MaxSessionTTL: o.MaxSessionTTL}, LastUpdatedAt: workspaceTime(o.LastUpdatedAt)}
 	}
 	get := on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		if asOfRequested(r) {
+			return asOf(a, w, r, organisationAsOf(view))
+		}
 		if err := requireOrgSettingsReader(actorFrom(r.Context()), "organisations.read"); err != nil {
 			return 0, nil, err
 		}

@@ -88,6 +88,9 @@ func (a *Admin) registerRateLimitPolicies(r *mux.Router) {
 	})).Methods(http.MethodGet)
 
 	r.Handle("/policies/rate-limits/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		if asOfRequested(r) {
+			return asOf(a, w, r, rateLimitPolicyAsOf)
+		}
 		actor := actorFrom(r.Context())
 		if err := requireScope(actor, "policies.read"); err != nil {
 			return 0, nil, err

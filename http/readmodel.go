@@ -71,4 +71,4 @@ type ReadModel interface {
 	AuditReader
 }
 
-var _ ReadModel = (*projections.Memory)(nil)
+var _ ReadModel = (*projections.Model)(nil)

@@ -180,6 +180,9 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 	})).Methods(http.MethodGet)
 
 	r.Handle("/policies/usage-limits/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		if asOfRequested(r) {
+			return asOf(a, w, r, usageLimitPolicyAsOf)
+		}
 		if err := requireScope(actorFrom(r.Context()), "policies.read"); err != nil {
 			return 0, nil, err
 		}

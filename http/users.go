@@ -95,6 +95,9 @@ func (a *Admin) registerUsers(r *mux.Router) {
 	})).Methods(http.MethodGet)
 
 	r.Handle("/users/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		if asOfRequested(r) {
+			return asOf(a, w, r, userAsOf)
+		}
 		actor := actorFrom(r.Context())
 		if err := requireUserAdmin(actor, "organisation_users.read"); err != nil {
 			return 0, nil, err
@@ -309,6 +312,9 @@ func (a *Admin) registerInvites(r *mux.Router) {
 	})).Methods(http.MethodGet)
 
 	r.Handle("/users/invites/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		if asOfRequested(r) {
+			return asOf(a, w, r, inviteAsOf)
+		}
 		actor := actorFrom(r.Context())
 		if err := requireScope(actor, "invites.read"); err != nil {
 			return 0, nil, err

@@ -174,6 +174,9 @@ func (a *Admin) registerWorkspaces(r *mux.Router) {
 	})).Methods(http.MethodGet)
 
 	r.Handle("/workspaces/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		if asOfRequested(r) {
+			return asOf(a, w, r, workspaceAsOf)
+		}
 		actor := actorFrom(r.Context())
 		if err := requireScope(actor, "workspaces.read"); err != nil {
 			return 0, nil, err

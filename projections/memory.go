@@ -3,9 +3,7 @@ package projections
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -13,26 +11,46 @@ import (
 	"github.com/causeway/causeway/eventstore"
 )
 
-// Memory is the in-memory read model: every aggregate folded from its events by the domain's
-// own Apply, indexed for the admin API's reads and for authentication, plus the audit log
-// with each change's before and after. It is rebuilt from the events at every start and kept
-// current by a subscription (Run).
-type Memory struct {
-	reg *domain.Registry
+// Model is a read model of the control plane: every aggregate folded from its events by the
+// domain's own Apply (see fold), indexed for the admin API's reads, and the audit log with each
+// change's before and after. One set of queries serves both backends:
+//
+//   - in memory (NewMemory): the embedded mode's read model, rebuilt at every start, and in
+//     every serving process the routing tables that authentication reads without I/O;
+//   - PostgreSQL (NewPostgres): the server mode's read model, shared by every process.
+type Model struct {
+	reg  *domain.Registry
+	name string
 
-	mu       sync.RWMutex
-	position eventstore.Position
-	advanced chan struct{} // closed and replaced whenever position moves
-	byPrefix map[string]map[string]domain.Aggregate
-	keyIDs   map[string]string // key hash (current or previous) → key id
-	audit    []AuditRecord
-	failed   error
+	// The in-memory backend.
+	mu        sync.RWMutex
+	position  eventstore.Position
+	advanced  chan struct{} // closed and replaced whenever position moves
+	byPrefix  map[string]map[string]domain.Aggregate
+	keyIDs    map[string]string // key hash (current or previous) → key id
+	audit     []AuditRecord
+	keepAudit bool
+	failed    error
+
+	// The PostgreSQL backend; nil in memory.
+	pg *pgBackend
 }
 
-// NewMemory returns an empty read model.
-func NewMemory(reg *domain.Registry) *Memory {
-	return &Memory{reg: reg, advanced: make(chan struct{}), byPrefix: map[string]map[string]domain.Aggregate{},
-		keyIDs: map[string]string{}}
+// MemoryOptions shape an in-memory model.
+type MemoryOptions struct {
+	// NoAudit leaves the audit log out: routing tables in server mode, where PostgreSQL keeps
+	// it, need only the state.
+	NoAudit bool
+}
+
+// NewMemory returns an empty in-memory read model.
+func NewMemory(reg *domain.Registry, opts ...MemoryOptions) *Model {
+	m := &Model{reg: reg, name: "memory", advanced: make(chan struct{}), byPrefix: map[string]map[string]domain.Aggregate{},
+		keyIDs: map[string]string{}, keepAudit: true}
+	for _, o := range opts {
+		m.keepAudit = !o.NoAudit
+	}
+	return m
 }
 
 // AuditRecord is one entry of the audit log: one event, who caused it and from where, and the
@@ -59,40 +77,38 @@ type AuditRecord struct {
 	After          json.RawMessage   `json:"after"`
 }
 
-// Apply folds one recorded event into the model. Events must arrive in position order; an
-// event at or before the current position is skipped, so a replay is harmless.
-func (m *Memory) Apply(rec eventstore.RecordedEvent) error {
-	ev, err := m.reg.Decode(rec.Type, rec.Data)
-	if err != nil {
-		return err
-	}
+// Name is the projection's name, its checkpoint key.
+func (m *Model) Name() string { return m.name }
+
+// Apply folds one recorded event into the in-memory model. Events must arrive in position
+// order; an event at or before the current position is skipped, so a replay is harmless.
+func (m *Model) Apply(rec eventstore.RecordedEvent) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if rec.Position <= m.position {
 		return nil
 	}
-	prefix := domain.StreamPrefix(rec.Stream)
-	id := strings.TrimPrefix(rec.Stream, prefix+"-")
-	before := json.RawMessage("null")
-	agg, known := m.byPrefix[prefix][id]
-	if known {
-		before = mustJSON(agg)
-	} else if fresh, ok := m.reg.NewAggregate(rec.Stream); ok {
-		agg = fresh
+	prefix, id := splitStream(rec.Stream)
+	current, known := m.byPrefix[prefix][id]
+	if !known {
+		current = nil
+	}
+	agg, audit, err := fold(m.reg, current, rec)
+	if err != nil {
+		return err
+	}
+	if agg != nil && !known {
 		if m.byPrefix[prefix] == nil {
 			m.byPrefix[prefix] = map[string]domain.Aggregate{}
 		}
 		m.byPrefix[prefix][id] = agg
 	}
-	after := json.RawMessage("null")
-	if agg != nil {
-		agg.Apply(ev)
-		after = mustJSON(agg)
-	}
 	if k, ok := agg.(*domain.APIKey); ok {
 		m.indexKey(k)
 	}
-	m.audit = append(m.audit, auditRecord(rec, prefix, id, ev, before, after))
+	if m.keepAudit {
+		m.audit = append(m.audit, audit)
+	}
 	m.position = rec.Position
 	close(m.advanced)
 	m.advanced = make(chan struct{})
@@ -101,7 +117,7 @@ func (m *Memory) Apply(rec eventstore.RecordedEvent) error {
 
 // indexKey keeps the hash index of a key current: its current hash, and its previous one
 // while a rotation's transition runs (Accepts decides whether that one still works).
-func (m *Memory) indexKey(k *domain.APIKey) {
+func (m *Model) indexKey(k *domain.APIKey) {
 	if k.Hash != "" {
 		m.keyIDs[k.Hash] = k.ID
 	}
@@ -110,33 +126,12 @@ func (m *Memory) indexKey(k *domain.APIKey) {
 	}
 }
 
-func auditRecord(rec eventstore.RecordedEvent, prefix, id string, ev domain.Event, before, after json.RawMessage) AuditRecord {
-	md := rec.Metadata
-	r := AuditRecord{
-		ID: rec.ID.String(), Position: uint64(rec.Position), Timestamp: rec.RecordedAt, Action: ev.EventType(),
-		ResourceType: prefix, ResourceID: id, ActorID: md.ActorID, ActorType: string(md.ActorKind),
-		OrganisationID: md.OrganisationID, WorkspaceID: md.WorkspaceID, RequestID: md.RequestID,
-		ClientIP: md.ClientIP, UserAgent: md.UserAgent, Method: md.Extra["method"], URI: md.Extra["path"],
-		StatusCode: 200, Before: before, After: after,
-	}
-	if denied, ok := ev.(domain.AccessDenied); ok {
-		r.StatusCode, r.ResourceType, r.ResourceID = denied.Status, denied.ResourceType, ""
-		r.Details = map[string]string{"reason": denied.Reason}
-		r.Method, r.URI = denied.Method, denied.Path
-	}
-	return r
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return json.RawMessage(fmt.Sprintf(`{"error":%q}`, err.Error()))
-	}
-	return b
-}
-
 // Position is the position of the last event folded in.
-func (m *Memory) Position() eventstore.Position {
+func (m *Model) Position() eventstore.Position {
+	if m.pg != nil {
+		pos, _ := m.pg.checkpoint(context.Background())
+		return pos
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.position
@@ -144,7 +139,10 @@ func (m *Memory) Position() eventstore.Position {
 
 // WaitFor returns once the model has folded in the event at pos, or ctx ends: the
 // read-your-writes wait of every admin write.
-func (m *Memory) WaitFor(ctx context.Context, pos eventstore.Position) error {
+func (m *Model) WaitFor(ctx context.Context, pos eventstore.Position) error {
+	if m.pg != nil {
+		return m.pg.waitFor(ctx, pos)
+	}
 	for {
 		m.mu.RLock()
 		reached, advanced, failed := m.position >= pos, m.advanced, m.failed
@@ -164,13 +162,14 @@ func (m *Memory) WaitFor(ctx context.Context, pos eventstore.Position) error {
 }
 
 // Failed reports the error that stopped the model, if one did.
-func (m *Memory) Failed() error {
+func (m *Model) Failed() error {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.failed
 }
 
-func (m *Memory) fail(err error) {
+// fail stops the model: waiting writes are told, health reports it.
+func (m *Model) fail(err error) {
 	m.mu.Lock()
 	m.failed = err
 	close(m.advanced)
@@ -178,53 +177,57 @@ func (m *Memory) fail(err error) {
 	m.mu.Unlock()
 }
 
-// Run folds the event store into the model from the beginning, then live, until ctx ends. An
-// event that cannot be folded stops the model (never skipped): reads go on answering from
-// the last good state and health reports the failure.
-func (m *Memory) Run(ctx context.Context, store eventstore.Store) error {
-	sub, err := store.Subscribe(ctx, m.Position())
-	if err != nil {
-		return err
+// view calls fn with the aggregate of prefix and id, if there is one. In memory fn runs under
+// the read lock and must copy what it keeps; from PostgreSQL the aggregate is fresh.
+func (m *Model) view(prefix, id string, fn func(domain.Aggregate)) bool {
+	if m.pg != nil {
+		return m.pg.view(prefix, id, fn)
 	}
-	defer sub.Close()
-	for {
-		rec, err := sub.Recv(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		if err := m.Apply(rec); err != nil {
-			err = fmt.Errorf("read model stopped at event %s (position %d, %s): %w", rec.ID, rec.Position, rec.Type, err)
-			m.fail(err)
-			return err
-		}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	agg, ok := m.byPrefix[prefix][id]
+	if ok {
+		fn(agg)
+	}
+	return ok
+}
+
+// scan calls fn with every aggregate of prefix, on the same terms as view.
+func (m *Model) scan(prefix string, fn func(domain.Aggregate)) {
+	if m.pg != nil {
+		m.pg.scan(prefix, fn)
+		return
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, agg := range m.byPrefix[prefix] {
+		fn(agg)
 	}
 }
 
 // get returns a copy of the aggregate of prefix and id.
-func get[A any](m *Memory, prefix, id string) (A, bool) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	agg, ok := any(m.byPrefix[prefix][id]).(*A)
-	if !ok {
-		var zero A
-		return zero, false
-	}
-	return *agg, true
+func get[A any](m *Model, prefix, id string) (A, bool) {
+	var out A
+	found := false
+	m.view(prefix, id, func(agg domain.Aggregate) {
+		if a, ok := any(agg).(*A); ok {
+			out, found = *a, true
+		}
+	})
+	return out, found
 }
 
 // all returns copies of every aggregate of prefix that keep says to keep, sorted by less.
-func all[A any](m *Memory, prefix string, keep func(*A) bool, less func(a, b *A) bool) []A {
-	m.mu.RLock()
-	out := make([]A, 0, len(m.byPrefix[prefix]))
-	for _, agg := range m.byPrefix[prefix] {
+func all[A any](m *Model, prefix string, keep func(*A) bool, less func(a, b *A) bool) []A {
+	var out []A
+	m.scan(prefix, func(agg domain.Aggregate) {
 		if a, ok := any(agg).(*A); ok && keep(a) {
 			out = append(out, *a)
 		}
+	})
+	if out == nil {
+		out = []A{}
 	}
-	m.mu.RUnlock()
 	sort.Slice(out, func(i, j int) bool { return less(&out[i], &out[j]) })
 	return out
 }

@@ -8,7 +8,7 @@ import (
 
 // UsageResetsDue lists the active usage-limit policies and workspaces whose usage period has
 // ended by now (commands.DueResets).
-func (m *Memory) UsageResetsDue(now time.Time) ([]domain.UsageLimitPolicy, []domain.Workspace) {
+func (m *Model) UsageResetsDue(now time.Time) ([]domain.UsageLimitPolicy, []domain.Workspace) {
 	due := func(next *time.Time) bool { return next != nil && !now.Before(*next) }
 	byCreation := func(a, b *domain.UsageLimitPolicy) bool { return a.ID < b.ID }
 	policies := all(m, domain.UsageLimitPolicyPrefix, func(p *domain.UsageLimitPolicy) bool {

@@ -9,7 +9,7 @@ import (
 // KeysDue lists, across every organisation and by id, the keys the key worker must act on at
 // now: those whose expiry time has passed (expire), those whose scheduled rotation is due
 // (rotate), and those whose expiry or next rotation falls within the notice period (warn).
-func (m *Memory) KeysDue(now time.Time) (expire, rotate, warn []domain.APIKey) {
+func (m *Model) KeysDue(now time.Time) (expire, rotate, warn []domain.APIKey) {
 	keys := all(m, domain.APIKeyPrefix, func(k *domain.APIKey) bool {
 		return k.ExpiryDue(now) || k.RotationDue(now) || k.ExpiryNoticeDue(now) || k.RotationNoticeDue(now)
 	}, func(a, b *domain.APIKey) bool { return a.ID < b.ID })

@@ -10,7 +10,7 @@ import (
 // Authenticate resolves a presented client key to its actor, reading only memory. The
 // reasons for refusal are kept apart so that the caller can log them; the client sees one
 // 401 for a key that is unknown, deleted, expired or rotated out.
-func (m *Memory) Authenticate(presented string, now time.Time) (domain.Actor, error) {
+func (m *Model) Authenticate(presented string, now time.Time) (domain.Actor, error) {
 	if presented == "" {
 		return domain.Actor{}, domain.Errorf(domain.CodeUnauthorized, "missing x-gateway-api-key header")
 	}
@@ -61,24 +61,24 @@ func (m *Memory) Authenticate(presented string, now time.Time) (domain.Actor, er
 }
 
 // Organisation returns an organisation.
-func (m *Memory) Organisation(id string) (domain.Organisation, bool) {
+func (m *Model) Organisation(id string) (domain.Organisation, bool) {
 	return get[domain.Organisation](m, domain.OrganisationPrefix, id)
 }
 
 // Workspace returns a workspace of the organisation.
-func (m *Memory) Workspace(orgID, id string) (domain.Workspace, bool) {
+func (m *Model) Workspace(orgID, id string) (domain.Workspace, bool) {
 	ws, ok := get[domain.Workspace](m, domain.WorkspacePrefix, id)
 	return ws, ok && ws.OrganisationID == orgID
 }
 
 // User returns a user of the organisation.
-func (m *Memory) User(orgID, id string) (domain.User, bool) {
+func (m *Model) User(orgID, id string) (domain.User, bool) {
 	u, ok := get[domain.User](m, domain.UserPrefix, id)
 	return u, ok && u.OrganisationID == orgID && u.Exists()
 }
 
 // APIKey returns a key of the organisation that has not been deleted.
-func (m *Memory) APIKey(orgID, id string) (domain.APIKey, bool) {
+func (m *Model) APIKey(orgID, id string) (domain.APIKey, bool) {
 	k, ok := get[domain.APIKey](m, domain.APIKeyPrefix, id)
 	return k, ok && k.OrganisationID == orgID && k.Exists()
 }
@@ -91,7 +91,7 @@ type KeyFilter struct {
 }
 
 // APIKeys lists the keys that f selects, newest first.
-func (m *Memory) APIKeys(f KeyFilter) []domain.APIKey {
+func (m *Model) APIKeys(f KeyFilter) []domain.APIKey {
 	return all(m, domain.APIKeyPrefix, func(k *domain.APIKey) bool {
 		return k.OrganisationID == f.OrganisationID && k.Exists() &&
 			(f.WorkspaceID == "" || k.WorkspaceID == f.WorkspaceID) && (f.Visible == nil || f.Visible(*k))
@@ -110,14 +110,14 @@ func (f PolicyFilter) keep(org, ws, status string) bool {
 }
 
 // RateLimitPolicies lists the rate-limit policies that f selects, newest first.
-func (m *Memory) RateLimitPolicies(f PolicyFilter) []domain.RateLimitPolicy {
+func (m *Model) RateLimitPolicies(f PolicyFilter) []domain.RateLimitPolicy {
 	return all(m, domain.RateLimitPolicyPrefix, func(p *domain.RateLimitPolicy) bool {
 		return f.keep(p.OrganisationID, p.WorkspaceID, p.Status)
 	}, newestFirst(func(p *domain.RateLimitPolicy) (time.Time, string) { return p.CreatedAt, p.ID }))
 }
 
 // RateLimitPolicy returns one policy of the organisation.
-func (m *Memory) RateLimitPolicy(orgID, id string) (domain.RateLimitPolicy, bool) {
+func (m *Model) RateLimitPolicy(orgID, id string) (domain.RateLimitPolicy, bool) {
 	p, ok := get[domain.RateLimitPolicy](m, domain.RateLimitPolicyPrefix, id)
 	return p, ok && p.OrganisationID == orgID
 }
@@ -163,7 +163,10 @@ func (f AuditFilter) keep(r *AuditRecord) bool {
 }
 
 // AuditLog returns the records f selects, in the order they happened.
-func (m *Memory) AuditLog(f AuditFilter) []AuditRecord {
+func (m *Model) AuditLog(f AuditFilter) []AuditRecord {
+	if m.pg != nil {
+		return m.pg.auditLog(f)
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	var out []AuditRecord
@@ -176,7 +179,10 @@ func (m *Memory) AuditLog(f AuditFilter) []AuditRecord {
 }
 
 // AuditRecord returns one record by its event id.
-func (m *Memory) AuditRecord(orgID, id string) (AuditRecord, bool) {
+func (m *Model) AuditRecord(orgID, id string) (AuditRecord, bool) {
+	if m.pg != nil {
+		return m.pg.auditRecord(orgID, id)
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	for _, r := range m.audit {

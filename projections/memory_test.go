@@ -61,10 +61,16 @@ func TestMemoryStopsOnAnEventItCannotFold(t *testing.T) {
 	require.NoError(t, err)
 
 	m := NewMemory(domain.NewRegistry())
-	runErr := m.Run(ctx, store)
-	require.Error(t, runErr)
+	r := &Runner{Store: store, Projections: []Projection{m}, Retries: 2}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Run(rctx) }()
+	require.Eventually(t, func() bool { return m.Failed() != nil }, 5*time.Second, 10*time.Millisecond)
+	cancel()
+	<-done
 	assert.ErrorContains(t, m.Failed(), "NoSuchEvent")
 	assert.ErrorContains(t, m.Failed(), "position 1")
+	assert.ErrorContains(t, r.Healthy(ctx), "projection memory stopped", "health names the projection")
 	assert.Equal(t, eventstore.Start, m.Position(), "nothing after the failed event was folded")
 	assert.Error(t, m.WaitFor(ctx, res.Position), "a waiting write hears of the failure")
 }

@@ -9,14 +9,14 @@ import (
 
 // UsageLimitPolicies lists the usage-limit policies that f selects, newest first; typ, when
 // set, keeps only policies of that type (cost or tokens).
-func (m *Memory) UsageLimitPolicies(f PolicyFilter, typ string) []domain.UsageLimitPolicy {
+func (m *Model) UsageLimitPolicies(f PolicyFilter, typ string) []domain.UsageLimitPolicy {
 	return all(m, domain.UsageLimitPolicyPrefix, func(p *domain.UsageLimitPolicy) bool {
 		return f.keep(p.OrganisationID, p.WorkspaceID, p.Status) && (typ == "" || p.Type == typ)
 	}, newestFirst(func(p *domain.UsageLimitPolicy) (time.Time, string) { return p.CreatedAt, p.ID }))
 }
 
 // UsageLimitPolicy returns one policy of the organisation.
-func (m *Memory) UsageLimitPolicy(orgID, id string) (domain.UsageLimitPolicy, bool) {
+func (m *Model) UsageLimitPolicy(orgID, id string) (domain.UsageLimitPolicy, bool) {
 	p, ok := get[domain.UsageLimitPolicy](m, domain.UsageLimitPolicyPrefix, id)
 	return p, ok && p.OrganisationID == orgID && p.Exists()
 }
@@ -30,7 +30,7 @@ type UsageEntityFilter struct {
 
 // UsageLimitPolicyEntities lists the entities of a policy of the organisation that f
 // selects, ordered by value key; false when there is no such policy.
-func (m *Memory) UsageLimitPolicyEntities(orgID, id string, f UsageEntityFilter) ([]domain.UsageLimitEntity, bool) {
+func (m *Model) UsageLimitPolicyEntities(orgID, id string, f UsageEntityFilter) ([]domain.UsageLimitEntity, bool) {
 	p, ok := m.UsageLimitPolicy(orgID, id)
 	if !ok {
 		return nil, false

@@ -16,7 +16,7 @@ type UserFilter struct {
 }
 
 // Users lists the active users that f selects, newest first.
-func (m *Memory) Users(f UserFilter) []domain.User {
+func (m *Model) Users(f UserFilter) []domain.User {
 	return all(m, domain.UserPrefix, func(u *domain.User) bool {
 		return u.OrganisationID == f.OrganisationID && u.Exists() &&
 			(f.Email == "" || strings.EqualFold(u.Email, strings.TrimSpace(f.Email))) && (f.Role == "" || u.Role == f.Role)
@@ -25,17 +25,15 @@ func (m *Memory) Users(f UserFilter) []domain.User {
 
 // MemberWorkspaceIDs lists the workspaces of the organisation that userID is a member of,
 // sorted; archived workspaces keep their members and are listed too.
-func (m *Memory) MemberWorkspaceIDs(orgID, userID string) []string {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
+func (m *Model) MemberWorkspaceIDs(orgID, userID string) []string {
 	out := []string{}
-	for _, agg := range m.byPrefix[domain.WorkspacePrefix] {
+	m.scan(domain.WorkspacePrefix, func(agg domain.Aggregate) {
 		if w, ok := agg.(*domain.Workspace); ok && w.OrganisationID == orgID {
 			if _, member := w.Members[userID]; member {
 				out = append(out, w.ID)
 			}
 		}
-	}
+	})
 	sort.Strings(out)
 	return out
 }
@@ -52,7 +50,7 @@ type InviteFilter struct {
 }
 
 // Invites lists the invites that f selects, newest first.
-func (m *Memory) Invites(f InviteFilter) []domain.Invite {
+func (m *Model) Invites(f InviteFilter) []domain.Invite {
 	return all(m, domain.InvitePrefix, func(i *domain.Invite) bool {
 		return i.OrganisationID == f.OrganisationID &&
 			(f.Email == "" || strings.EqualFold(i.Email, strings.TrimSpace(f.Email))) && (f.Role == "" || i.Role == f.Role) &&
@@ -61,7 +59,7 @@ func (m *Memory) Invites(f InviteFilter) []domain.Invite {
 }
 
 // Invite returns one invite of the organisation.
-func (m *Memory) Invite(orgID, id string) (domain.Invite, bool) {
+func (m *Model) Invite(orgID, id string) (domain.Invite, bool) {
 	i, ok := get[domain.Invite](m, domain.InvitePrefix, id)
 	return i, ok && i.OrganisationID == orgID
 }
@@ -79,13 +77,13 @@ func (f NotificationFilter) keep(n *domain.Notification) bool {
 }
 
 // Notifications lists the notifications that f selects, newest first.
-func (m *Memory) Notifications(f NotificationFilter) []domain.Notification {
+func (m *Model) Notifications(f NotificationFilter) []domain.Notification {
 	return all(m, domain.NotificationPrefix, f.keep,
 		newestFirst(func(n *domain.Notification) (time.Time, string) { return n.CreatedAt, n.ID }))
 }
 
 // Notification returns one notification that f selects.
-func (m *Memory) Notification(f NotificationFilter, id string) (domain.Notification, bool) {
+func (m *Model) Notification(f NotificationFilter, id string) (domain.Notification, bool) {
 	n, ok := get[domain.Notification](m, domain.NotificationPrefix, id)
 	return n, ok && f.keep(&n)
 }

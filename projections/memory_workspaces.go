@@ -18,7 +18,7 @@ type WorkspaceFilter struct {
 }
 
 // Workspaces lists the workspaces that f selects, newest first.
-func (m *Memory) Workspaces(f WorkspaceFilter) []domain.Workspace {
+func (m *Model) Workspaces(f WorkspaceFilter) []domain.Workspace {
 	return all(m, domain.WorkspacePrefix, func(w *domain.Workspace) bool {
 		return w.OrganisationID == f.OrganisationID && (f.Visible == nil || f.Visible[w.ID]) && f.Statuses[w.Status] &&
 			strings.Contains(w.Name, f.NameContains) && (f.ExactName == "" || w.Name == f.ExactName)
@@ -26,7 +26,7 @@ func (m *Memory) Workspaces(f WorkspaceFilter) []domain.Workspace {
 }
 
 // WorkspaceBySlug returns the workspace of the organisation that holds slug.
-func (m *Memory) WorkspaceBySlug(orgID, slug string) (domain.Workspace, bool) {
+func (m *Model) WorkspaceBySlug(orgID, slug string) (domain.Workspace, bool) {
 	found := all(m, domain.WorkspacePrefix, func(w *domain.Workspace) bool {
 		return w.OrganisationID == orgID && w.Slug == slug
 	}, func(a, b *domain.Workspace) bool { return a.ID < b.ID })
@@ -47,7 +47,7 @@ type WorkspaceMember struct {
 
 // WorkspaceMembers lists the members of a workspace of the organisation who are still
 // members of the organisation, in the order they joined.
-func (m *Memory) WorkspaceMembers(orgID, workspaceID string) []WorkspaceMember {
+func (m *Model) WorkspaceMembers(orgID, workspaceID string) []WorkspaceMember {
 	ws, ok := m.Workspace(orgID, workspaceID)
 	if !ok {
 		return nil
@@ -72,7 +72,7 @@ func (m *Memory) WorkspaceMembers(orgID, workspaceID string) []WorkspaceMember {
 // EffectiveSecurity returns the security settings that hold in a workspace: the
 // organisation's, with the workspace's overrides on top (2.8). An unknown workspace gets the
 // organisation's; an unknown organisation the defaults.
-func (m *Memory) EffectiveSecurity(orgID, workspaceID string) domain.SecuritySettings {
+func (m *Model) EffectiveSecurity(orgID, workspaceID string) domain.SecuritySettings {
 	base := domain.DefaultSecuritySettings()
 	if o, ok := m.Organisation(orgID); ok {
 		base = o.Security

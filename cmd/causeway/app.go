@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
@@ -29,7 +30,9 @@ type Main struct {
 	Version string
 
 	Store     eventstore.Store
-	Read      *projections.Memory
+	Read      *projections.Model // routing tables, in memory
+	Postgres  *projections.Model // the PostgreSQL read model, with DATABASE_URL
+	runner    *projections.Runner
 	Bootstrap commands.BootstrapResult
 	// Now is the clock of the control plane (tests set it).
 	Now func() time.Time
@@ -80,16 +83,15 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	m.closers = append(m.closers, m.Store.Close)
 
-	admin, err := m.startControlPlane(ctx, startCtx)
-	if err != nil {
-		return err
-	}
-
 	readModels, err := openReadModels(startCtx, cfg)
 	if err != nil {
 		return err
 	}
 	m.closers = append(m.closers, readModels.close)
+	admin, err := m.startControlPlane(ctx, startCtx, readModels.pool)
+	if err != nil {
+		return err
+	}
 	analytics, err := openAnalytics(startCtx, cfg)
 	if err != nil {
 		return err
@@ -102,7 +104,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		Checks: []httpapi.Check{
 			{Name: "eventstore", Backend: eventStoreBackend(cfg.EventStoreURL), Ping: m.Store.Ping},
 			readModels.check,
-			{Name: "projection", Backend: "memory", Ping: func(context.Context) error { return m.Read.Failed() }},
+			{Name: "projections", Backend: readModels.check.Backend, Ping: m.runner.Healthy},
 			analytics.check,
 		},
 	}
@@ -131,11 +133,13 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	return nil
 }
 
-// startControlPlane folds the history into the read model, bootstraps the first start, and
-// keeps the read model current in the background.
-func (m *Main) startControlPlane(ctx, startCtx context.Context) (*httpapi.Admin, error) {
+// startControlPlane folds the history into the routing tables, bootstraps the first start, and
+// keeps the read models current in the background: the routing tables in memory in every
+// process and, with DATABASE_URL, the PostgreSQL read model that admin reads come from.
+func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Pool) (*httpapi.Admin, error) {
 	reg := domain.NewRegistry()
-	m.Read = projections.NewMemory(reg)
+	// In server mode PostgreSQL keeps the audit log; the routing tables need only the state.
+	m.Read = projections.NewMemory(reg, projections.MemoryOptions{NoAudit: pool != nil})
 	if err := catchUp(startCtx, m.Store, m.Read); err != nil {
 		return nil, err
 	}
@@ -151,11 +155,21 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context) (*httpapi.Admin,
 	if err != nil {
 		return nil, err
 	}
+
+	var read httpapi.ReadModel = m.Read
+	m.runner = &projections.Runner{Store: m.Store, Projections: []projections.Projection{m.Read}, Log: m.Logger}
+	if pool != nil {
+		if m.Postgres, err = projections.NewPostgres(startCtx, pool, reg, "postgres"); err != nil {
+			return nil, fmt.Errorf("read models: %w", err)
+		}
+		m.runner.Projections = append(m.runner.Projections, m.Postgres)
+		read = serverReadModel{Model: m.Postgres, routing: m.Read}
+	}
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	m.stop = stop
 	go func() {
-		if err := m.Read.Run(bg, m.Store); err != nil {
-			m.Logger.Error("read model stopped", "error", err)
+		if err := m.runner.Run(bg); err != nil {
+			m.Logger.Error("projections stopped", "error", err)
 		}
 	}()
 	if err := m.startWorkers(bg, deps, secret); err != nil {
@@ -163,33 +177,29 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context) (*httpapi.Admin,
 	}
 	f := m.Config.Features
 	return &httpapi.Admin{
-		Log: m.Logger, Read: m.Read, Deps: deps, Secret: secret, Now: deps.Now,
+		Log: m.Logger, Read: read, Deps: deps, Secret: secret, Now: deps.Now,
 		Features:     httpapi.Features{APIAccess: f.APIAccess, Policy: f.Policy, UsageLimits: f.UsageLimits, AuditLogs: f.AuditLogs},
 		RecordDenial: m.recordDenial, PublicURL: m.Config.PublicURL,
 	}, nil
 }
 
-// workerInterval is how often the background workers look for due work: key expiry and
-// scheduled rotation, and usage periods that ended. Expiry is also enforced at
-// authentication, so this bounds only when the event is written.
-const workerInterval = time.Minute
+// serverReadModel is the admin API's read side in server mode: PostgreSQL for reads, the
+// in-memory routing tables for authentication, and a write waits for both, so that what a
+// client wrote can be read at once and a key it created works at once.
+type serverReadModel struct {
+	*projections.Model
+	routing *projections.Model
+}
 
-// startWorkers runs the background workers until bg ends. Every process runs them; their
-// writes are idempotent, so two processes do each thing once.
-func (m *Main) startWorkers(bg context.Context, deps commands.Deps, secret []byte) error {
-	keys, err := commands.NewKeyWorker(deps, m.Read, secret)
-	if err != nil {
+func (s serverReadModel) Authenticate(presented string, now time.Time) (domain.Actor, error) {
+	return s.routing.Authenticate(presented, now)
+}
+
+func (s serverReadModel) WaitFor(ctx context.Context, pos eventstore.Position) error {
+	if err := s.routing.WaitFor(ctx, pos); err != nil {
 		return err
 	}
-	keys.OnError = func(err error) { m.Logger.Error("key worker pass failed", "error", err) }
-	resets, err := commands.NewResetWorker(deps, m.Read)
-	if err != nil {
-		return err
-	}
-	resets.OnError = func(err error) { m.Logger.Error("reset worker pass failed", "error", err) }
-	go func() { _ = keys.Run(bg, workerInterval) }()
-	go func() { _ = resets.Run(bg, workerInterval) }()
-	return nil
+	return s.Model.WaitFor(ctx, pos)
 }
 
 // recordDenial appends a refused attempt to the audit stream without holding up the answer.
@@ -257,4 +267,27 @@ func openWithRetry[T any](ctx context.Context, log *slog.Logger, what string, op
 		}
 		backoff = min(backoff*2, 3*time.Second)
 	}
+}
+
+// workerInterval is how often the background workers look for due work: key expiry and
+// scheduled rotation, and usage periods that ended. Expiry is also enforced at
+// authentication, so this bounds only when the event is written.
+const workerInterval = time.Minute
+
+// startWorkers runs the background workers until bg ends. Every process runs them; their
+// writes are idempotent, so two processes do each thing once.
+func (m *Main) startWorkers(bg context.Context, deps commands.Deps, secret []byte) error {
+	keys, err := commands.NewKeyWorker(deps, m.Read, secret)
+	if err != nil {
+		return err
+	}
+	keys.OnError = func(err error) { m.Logger.Error("key worker pass failed", "error", err) }
+	resets, err := commands.NewResetWorker(deps, m.Read)
+	if err != nil {
+		return err
+	}
+	resets.OnError = func(err error) { m.Logger.Error("reset worker pass failed", "error", err) }
+	go func() { _ = keys.Run(bg, workerInterval) }()
+	go func() { _ = resets.Run(bg, workerInterval) }()
+	return nil
 }

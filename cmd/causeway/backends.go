@@ -20,6 +20,7 @@ import (
 type backend struct {
 	check httpapi.Check
 	close func() error
+	pool  *pgxpool.Pool // the read models' database, when there is one
 }
 
 func eventStoreBackend(rawURL string) string {
@@ -53,6 +54,7 @@ func openReadModels(ctx context.Context, cfg Config) (backend, error) {
 	return backend{
 		check: httpapi.Check{Name: "readmodels", Backend: "postgres", Ping: pool.Ping},
 		close: func() error { pool.Close(); return nil },
+		pool:  pool,
 	}, nil
 }
 

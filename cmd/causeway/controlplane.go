@@ -24,7 +24,7 @@ const readModelCatchUp = 5 * time.Minute
 
 // catchUp folds every stored event into the read model before the server answers, so that
 // the first request after a restart authenticates against the full history.
-func catchUp(ctx context.Context, store eventstore.Store, read *projections.Memory) error {
+func catchUp(ctx context.Context, store eventstore.Store, read *projections.Model) error {
 	ctx, cancel := context.WithTimeout(ctx, readModelCatchUp)
 	defer cancel()
 	for {

@@ -1,0 +1,150 @@
+package projections_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/migrations/migrationstest"
+	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/projectionstest"
+)
+
+func TestReadModelContractMemory(t *testing.T) {
+	projectionstest.Run(t, func(t *testing.T, reg *domain.Registry) *projections.Model { return projections.NewMemory(reg) })
+}
+
+func openPostgres(t *testing.T, reg *domain.Registry) (*projections.Model, *pgxpool.Pool) {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), migrationstest.PostgresURL(t))
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	m, err := projections.NewPostgres(context.Background(), pool, reg, "postgres")
+	require.NoError(t, err)
+	return m, pool
+}
+
+func TestReadModelContractPostgres(t *testing.T) {
+	projectionstest.Run(t, func(t *testing.T, reg *domain.Registry) *projections.Model {
+		m, _ := openPostgres(t, reg)
+		return m
+	})
+}
+
+// A fault between a batch's rows and its checkpoint rolls both back: nothing of the batch is
+// visible, the checkpoint has not moved, and the next attempt writes it whole.
+func TestPostgresFaultBetweenRowsAndCheckpointRollsBothBack(t *testing.T) {
+	reg := domain.NewRegistry()
+	store := projectionstest.Load(t, projectionstest.History(3, time.Now()))
+	m, pool := openPostgres(t, reg)
+	batch, err := store.ReadAll(context.Background(), eventstore.Start, 1000)
+	require.NoError(t, err)
+
+	projections.SetBeforeCheckpoint(m, func() error { return errors.New("injected fault") })
+	err = m.ApplyBatch(context.Background(), eventstore.Start, batch)
+	require.ErrorContains(t, err, "injected fault")
+	var docs, audit int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM rm_documents`).Scan(&docs))
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM rm_audit`).Scan(&audit))
+	assert.Zero(t, docs, "no rows of the failed batch")
+	assert.Zero(t, audit)
+	assert.Equal(t, eventstore.Start, m.Position(), "and no checkpoint")
+
+	projections.SetBeforeCheckpoint(m, nil)
+	require.NoError(t, m.ApplyBatch(context.Background(), eventstore.Start, batch))
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM rm_audit`).Scan(&audit))
+	assert.Equal(t, len(batch), audit)
+	assert.Equal(t, batch[len(batch)-1].Position, m.Position())
+
+	require.ErrorIs(t, m.ApplyBatch(context.Background(), eventstore.Start, batch), projections.ErrCheckpointMoved,
+		"a second runner starting from the old checkpoint cannot advance it")
+}
+
+// The crash test: stop the projector at random points of a 10,000-event replay, 24 times,
+// restarting it each time. After every stop the checkpoint is never ahead of the rows, and in
+// the end the read model equals a clean rebuild.
+func TestPostgresProjectorSurvivesCrashes(t *testing.T) {
+	reg := domain.NewRegistry()
+	steps := projectionstest.History(1250, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) // ≈ 10,000 events
+	store := projectionstest.Load(t, steps)
+	head := projectionstest.Head(t, store)
+	require.GreaterOrEqual(t, int(head), 10_000)
+	m, pool := openPostgres(t, reg)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	// 24 random points across the whole replay; the projector is killed as soon as it passes
+	// each, mid-batch or between batches, and restarted.
+	targets := make([]int, 24)
+	for i := range targets {
+		targets[i] = 1 + rand.IntN(int(head)-1)
+	}
+	sort.Ints(targets)
+	var stops []eventstore.Position
+	for _, target := range targets {
+		ctx, cancel := context.WithCancel(context.Background())
+		r := &projections.Runner{Store: store, Projections: []projections.Projection{m}, MaxBatch: 1 + rand.IntN(200), Log: log}
+		done := make(chan struct{})
+		go func() { defer close(done); _ = r.Run(ctx) }()
+		require.Eventually(t, func() bool { return m.Position() >= eventstore.Position(target) }, 60*time.Second, time.Millisecond)
+		cancel()
+		<-done
+		checkpointNeverAhead(t, pool, m.Position())
+		if m.Position() < head {
+			stops = append(stops, m.Position())
+		}
+	}
+	t.Logf("stopped mid-replay %d times, at positions %v of %d", len(stops), stops, head)
+	require.GreaterOrEqual(t, len(stops), 20, "the projector was stopped at least 20 times during the replay")
+	projectionstest.Project(t, store, m) // the last restart runs to the end
+	checkpointNeverAhead(t, pool, m.Position())
+
+	clean, _ := openPostgres(t, reg)
+	projectionstest.Project(t, store, clean)
+	got, want := dump(t, m), dump(t, clean)
+	if got != want {
+		_ = os.WriteFile(filepath.Join(os.TempDir(), "crash-got.txt"), []byte(got), 0o600)
+		_ = os.WriteFile(filepath.Join(os.TempDir(), "crash-want.txt"), []byte(want), 0o600)
+	}
+	assert.True(t, got == want, "the read model equals a clean rebuild (dumps in %s)", os.TempDir())
+}
+
+// checkpointNeverAhead: every event up to the checkpoint has its audit row, and none after it
+// has (rows and checkpoint are written together).
+func checkpointNeverAhead(t *testing.T, pool *pgxpool.Pool, cp eventstore.Position) {
+	t.Helper()
+	var rows, maxPos int64
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*), coalesce(max(position), 0) FROM rm_audit`).Scan(&rows, &maxPos))
+	assert.Equal(t, int64(cp), maxPos, "the checkpoint is exactly the last row written")
+	assert.Equal(t, int64(cp), rows, "and every event up to it has its row")
+}
+
+// dump is a model's every answer worth comparing, as JSON.
+func dump(t *testing.T, m *projections.Model) string {
+	t.Helper()
+	org := projectionstest.Org
+	all := map[string]bool{domain.StatusActive: true, domain.StatusArchived: true}
+	b, err := json.MarshalIndent([]any{
+		m.Workspaces(projections.WorkspaceFilter{OrganisationID: org, Statuses: all}),
+		m.APIKeys(projections.KeyFilter{OrganisationID: org}),
+		m.RateLimitPolicies(projections.PolicyFilter{OrganisationID: org, Statuses: all}),
+		m.UsageLimitPolicies(projections.PolicyFilter{OrganisationID: org, Statuses: all}, ""),
+		m.Users(projections.UserFilter{OrganisationID: org}),
+		len(m.AuditLog(projections.AuditFilter{OrganisationID: org})),
+	}, "", " ")
+	require.NoError(t, err)
+	return string(b)
+}

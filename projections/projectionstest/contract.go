@@ -1,0 +1,333 @@
+// Package projectionstest is the read-model contract suite: every read model is given the same
+// scripted history and must give the same answers to every query as the in-memory reference
+// (lists, filters, pagination, get), plus the answers the history implies.
+package projectionstest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/projections"
+)
+
+// OpenFunc returns an empty read model to test.
+type OpenFunc func(t *testing.T, reg *domain.Registry) *projections.Model
+
+// Org is the organisation of the scripted history.
+const Org = "org-1"
+
+// Step is one append of the history.
+type Step struct {
+	Stream string
+	Events []domain.Event
+	Actor  string
+}
+
+// History is a scripted control-plane history of n workspaces, with keys, users, policies,
+// invites and notifications, updates, rotations, archivals and deletions among them.
+func History(n int, t0 time.Time) []Step {
+	at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
+	weekly := "weekly"
+	var steps []Step
+	add := func(stream string, evs ...domain.Event) { steps = append(steps, Step{Stream: stream, Events: evs, Actor: "admin"}) }
+	add(domain.Stream(domain.OrganisationPrefix, Org), domain.OrganisationCreated{OrganisationID: Org, Name: "Org", OwnerUserID: "u-0", At: at(0)})
+	for i := 0; i < n; i++ {
+		ws := fmt.Sprintf("ws-%02d", i)
+		user := fmt.Sprintf("u-%02d", i)
+		key := fmt.Sprintf("k-%02d", i)
+		rl := fmt.Sprintf("rl-%02d", i)
+		ul := fmt.Sprintf("ul-%02d", i)
+		next := at(1000 + i)
+		add(domain.Stream(domain.UserPrefix, user), domain.UserJoined{UserID: user, OrganisationID: Org,
+			Email: fmt.Sprintf("user%02d@example.com", i), Role: []domain.Role{domain.RoleMember, domain.RoleAdmin}[i%2], At: at(i)})
+		add(domain.Stream(domain.WorkspacePrefix, ws),
+			domain.WorkspaceCreated{WorkspaceID: ws, OrganisationID: Org, Name: fmt.Sprintf("Team %02d", i), Slug: fmt.Sprintf("team-%02d", i),
+				PeriodicReset: &weekly, NextUsageResetAt: &next, At: at(i)},
+			domain.WorkspaceMemberAdded{WorkspaceID: ws, UserID: user, Role: []domain.Role{domain.RoleMember, domain.RoleManager, domain.RoleAdmin}[i%3], At: at(i)})
+		add(domain.Stream(domain.APIKeyPrefix, key), domain.APIKeyCreated{KeyID: key, Name: fmt.Sprintf("key %02d", i),
+			Type: []string{domain.KeyWorkspaceService, domain.KeyOrganisationService}[i%2], OrganisationID: Org,
+			WorkspaceID: []string{ws, ""}[i%2], Scopes: []string{"logs.view"}, Hash: domain.HashKey(key), Masked: "cw-abc****" + key[len(key)-2:], At: at(i)})
+		v := float64(10 * (i + 1))
+		add(domain.Stream(domain.RateLimitPolicyPrefix, rl), domain.RateLimitPolicyCreated{PolicyID: rl, OrganisationID: Org, WorkspaceID: ws,
+			Conditions: []domain.Condition{{Key: "workspace_id", Value: ws}}, GroupBy: []domain.GroupBy{{Key: "api_key"}},
+			Type: "requests", Unit: []string{"rpm", "rph", "rpd", "rpw"}[i%4], Value: v, At: at(i)})
+		add(domain.Stream(domain.UsageLimitPolicyPrefix, ul), domain.UsageLimitPolicyCreated{PolicyID: ul, OrganisationID: Org, WorkspaceID: ws,
+			Conditions: []domain.Condition{{Key: "workspace_id", Value: ws}}, GroupBy: []domain.GroupBy{{Key: "api_key"}},
+			Type: "cost", CreditLimit: 100, PeriodicReset: &weekly, NextUsageResetAt: &next, At: at(i)},
+			domain.UsageLimitPolicyUsageRecorded{PolicyID: ul, ValueKey: key, Amount: 0.25 * float64(i+1), At: at(i)})
+		add(domain.Stream(domain.InvitePrefix, fmt.Sprintf("inv-%02d", i)), domain.InviteCreated{InviteID: fmt.Sprintf("inv-%02d", i),
+			OrganisationID: Org, Email: fmt.Sprintf("new%02d@example.com", i), Role: domain.RoleMember, TokenHash: "h",
+			InvitedBy: "admin", ExpiresAt: at(i).Add(7 * 24 * time.Hour), At: at(i)})
+		add(domain.Stream(domain.NotificationPrefix, fmt.Sprintf("n-%02d", i)), domain.NotificationRecorded{NotificationID: fmt.Sprintf("n-%02d", i),
+			OrganisationID: Org, WorkspaceID: ws, Kind: []string{domain.NotifyInvite, domain.NotifyKeyRotated}[i%2],
+			Recipients: []string{"a@example.com"}, Subject: "s", At: at(i)})
+	}
+	// Changes after creation: updates, rotations, archivals, deletions, removals.
+	for i := 0; i < n; i++ {
+		ws, key, rl, user := fmt.Sprintf("ws-%02d", i), fmt.Sprintf("k-%02d", i), fmt.Sprintf("rl-%02d", i), fmt.Sprintf("u-%02d", i)
+		switch i % 5 {
+		case 0:
+			v := 999.0
+			add(domain.Stream(domain.RateLimitPolicyPrefix, rl), domain.RateLimitPolicyUpdated{PolicyID: rl, Value: &v, At: at(100 + i)})
+		case 1:
+			add(domain.Stream(domain.RateLimitPolicyPrefix, rl), domain.RateLimitPolicyArchived{PolicyID: rl, At: at(100 + i)})
+			add(domain.Stream(domain.WorkspacePrefix, ws), domain.WorkspaceArchived{WorkspaceID: ws, At: at(100 + i)})
+		case 2:
+			add(domain.Stream(domain.APIKeyPrefix, key), domain.APIKeyRotated{KeyID: key, Hash: domain.HashKey(key + "-2"),
+				Masked: "cw-new****" + key[len(key)-2:], PreviousValidUntil: at(130 + i), At: at(100 + i)})
+		case 3:
+			add(domain.Stream(domain.APIKeyPrefix, key), domain.APIKeyDeleted{KeyID: key, At: at(100 + i)})
+			add(domain.Stream(domain.UserPrefix, user), domain.UserRemoved{UserID: user, Email: fmt.Sprintf("user%02d@example.com", i), At: at(100 + i)})
+		case 4:
+			desc := "renamed"
+			add(domain.Stream(domain.WorkspacePrefix, ws), domain.WorkspaceUpdated{WorkspaceID: ws, Description: &desc, At: at(100 + i)})
+		}
+	}
+	steps = append(steps, Step{Stream: domain.AuditStream, Actor: "", Events: []domain.Event{
+		domain.AccessDenied{Status: 401, Reason: "invalid API key", Method: "GET", Path: "/v1/api-keys", At: at(500)}}})
+	return steps
+}
+
+// Load appends the history to a fresh SQLite event store and returns it.
+func Load(t *testing.T, steps []Step) eventstore.Store {
+	t.Helper()
+	ctx := context.Background()
+	store, err := eventstore.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "events.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	for i, st := range steps {
+		data := make([]eventstore.EventData, len(st.Events))
+		for j, ev := range st.Events {
+			raw, err := json.Marshal(ev)
+			require.NoError(t, err)
+			md := eventstore.Metadata{ActorID: st.Actor, ActorKind: eventstore.ActorAPIKey, OrganisationID: Org,
+				RequestID: fmt.Sprintf("req-%d", i), ClientIP: "203.0.113.9", Extra: map[string]string{"method": "POST", "path": "/v1/x"}}
+			if st.Actor == "" {
+				md = eventstore.Metadata{ClientIP: "198.51.100.1"}
+			}
+			data[j] = eventstore.EventData{ID: uuid.New(), Type: ev.EventType(), Data: raw, Metadata: md}
+		}
+		_, err := store.Append(ctx, st.Stream, eventstore.Any, data...)
+		require.NoError(t, err)
+	}
+	return store
+}
+
+// Project runs the real runner until the model has folded everything in store.
+func Project(t *testing.T, store eventstore.Store, m *projections.Model) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &projections.Runner{Store: store, Projections: []projections.Projection{m}, MaxBatch: 64,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	head := Head(t, store)
+	wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
+	defer wcancel()
+	require.NoError(t, m.WaitFor(wctx, head))
+}
+
+// Head is the position of the last event in store.
+func Head(t *testing.T, store eventstore.Store) eventstore.Position {
+	t.Helper()
+	var last eventstore.Position
+	for {
+		evs, err := store.ReadAll(context.Background(), last, 1000)
+		require.NoError(t, err)
+		if len(evs) == 0 {
+			return last
+		}
+		last = evs[len(evs)-1].Position
+	}
+}
+
+// Run gives the model that open returns the scripted history and requires every query to
+// answer as the in-memory reference does.
+func Run(t *testing.T, open OpenFunc) {
+	reg := domain.NewRegistry()
+	t0 := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	const n = 12
+	store := Load(t, History(n, t0))
+	want := projections.NewMemory(reg)
+	Project(t, store, want)
+	got := open(t, reg)
+	Project(t, store, got)
+
+	same := func(name string, w, g any) {
+		t.Helper()
+		wj, err := json.Marshal(w)
+		require.NoError(t, err)
+		gj, err := json.Marshal(g)
+		require.NoError(t, err)
+		assert.JSONEq(t, string(wj), string(gj), name)
+	}
+	// Lists: whole, and page by page (pages of 5), so that order and pagination agree.
+	sameList := func(name string, w, g any) {
+		t.Helper()
+		same(name, w, g)
+		wj, _ := json.Marshal(w)
+		gj, _ := json.Marshal(g)
+		var wl, gl []json.RawMessage
+		require.NoError(t, json.Unmarshal(wj, &wl))
+		require.NoError(t, json.Unmarshal(gj, &gl))
+		for start := 0; start < len(wl); start += 5 {
+			end := min(start+5, len(wl))
+			require.LessOrEqual(t, end, len(gl), "%s: page at %d", name, start)
+			same(fmt.Sprintf("%s page %d", name, start/5), wl[start:end], gl[start:end])
+		}
+	}
+	active := map[string]bool{domain.StatusActive: true}
+	both := map[string]bool{domain.StatusActive: true, domain.StatusArchived: true}
+	archived := map[string]bool{domain.StatusArchived: true}
+
+	t.Run("get", func(t *testing.T) {
+		for i := 0; i < n; i++ {
+			for _, id := range []string{fmt.Sprintf("ws-%02d", i), fmt.Sprintf("team-%02d", i)} {
+				w, wok := want.Workspace(Org, id)
+				g, gok := got.Workspace(Org, id)
+				assert.Equal(t, wok, gok, id)
+				same("workspace "+id, w, g)
+			}
+			ws, _ := want.WorkspaceBySlug(Org, fmt.Sprintf("team-%02d", i))
+			gws, _ := got.WorkspaceBySlug(Org, fmt.Sprintf("team-%02d", i))
+			same("by slug", ws, gws)
+			u, uok := want.User(Org, fmt.Sprintf("u-%02d", i))
+			gu, guok := got.User(Org, fmt.Sprintf("u-%02d", i))
+			assert.Equal(t, uok, guok)
+			same("user", u, gu)
+			k, kok := want.APIKey(Org, fmt.Sprintf("k-%02d", i))
+			gk, gkok := got.APIKey(Org, fmt.Sprintf("k-%02d", i))
+			assert.Equal(t, kok, gkok)
+			same("key", k, gk)
+			p, _ := want.RateLimitPolicy(Org, fmt.Sprintf("rl-%02d", i))
+			gp, _ := got.RateLimitPolicy(Org, fmt.Sprintf("rl-%02d", i))
+			same("rate limit policy", p, gp)
+			up, _ := want.UsageLimitPolicy(Org, fmt.Sprintf("ul-%02d", i))
+			gup, _ := got.UsageLimitPolicy(Org, fmt.Sprintf("ul-%02d", i))
+			same("usage limit policy", up, gup)
+			ent, _ := want.UsageLimitPolicyEntities(Org, fmt.Sprintf("ul-%02d", i), projections.UsageEntityFilter{})
+			gent, _ := got.UsageLimitPolicyEntities(Org, fmt.Sprintf("ul-%02d", i), projections.UsageEntityFilter{})
+			same("entities", ent, gent)
+			inv, _ := want.Invite(Org, fmt.Sprintf("inv-%02d", i))
+			ginv, _ := got.Invite(Org, fmt.Sprintf("inv-%02d", i))
+			same("invite", inv, ginv)
+			same("members", want.WorkspaceMembers(Org, fmt.Sprintf("ws-%02d", i)), got.WorkspaceMembers(Org, fmt.Sprintf("ws-%02d", i)))
+			same("member of", want.MemberWorkspaceIDs(Org, fmt.Sprintf("u-%02d", i)), got.MemberWorkspaceIDs(Org, fmt.Sprintf("u-%02d", i)))
+			same("security", want.EffectiveSecurity(Org, fmt.Sprintf("ws-%02d", i)), got.EffectiveSecurity(Org, fmt.Sprintf("ws-%02d", i)))
+		}
+		o, _ := want.Organisation(Org)
+		gorg, _ := got.Organisation(Org)
+		same("organisation", o, gorg)
+		_, missing := got.Workspace(Org, "no-such")
+		assert.False(t, missing)
+		_, otherOrg := got.Workspace("org-2", "ws-00")
+		assert.False(t, otherOrg, "another organisation's workspace is not found")
+	})
+	t.Run("lists and filters", func(t *testing.T) {
+		for name, f := range map[string]projections.WorkspaceFilter{
+			"active": {OrganisationID: Org, Statuses: active}, "archived": {OrganisationID: Org, Statuses: archived},
+			"both": {OrganisationID: Org, Statuses: both},
+		} {
+			sameList("workspaces "+name, want.Workspaces(f), got.Workspaces(f))
+		}
+		for name, f := range map[string]projections.PolicyFilter{
+			"active":       {OrganisationID: Org, Statuses: active},
+			"archived":     {OrganisationID: Org, Statuses: archived},
+			"one ws":       {OrganisationID: Org, Statuses: both, WorkspaceIDs: map[string]bool{"ws-03": true}},
+			"other org":    {OrganisationID: "org-2", Statuses: both},
+		} {
+			sameList("rate limit policies "+name, want.RateLimitPolicies(f), got.RateLimitPolicies(f))
+			sameList("usage limit policies "+name, want.UsageLimitPolicies(f, ""), got.UsageLimitPolicies(f, ""))
+		}
+		for name, f := range map[string]projections.KeyFilter{
+			"all": {OrganisationID: Org}, "one ws": {OrganisationID: Org, WorkspaceID: "ws-04"},
+		} {
+			sameList("keys "+name, want.APIKeys(f), got.APIKeys(f))
+		}
+		for name, f := range map[string]projections.UserFilter{
+			"all": {OrganisationID: Org}, "admins": {OrganisationID: Org, Role: domain.RoleAdmin},
+			"by email": {OrganisationID: Org, Email: "USER04@example.com"},
+		} {
+			sameList("users "+name, want.Users(f), got.Users(f))
+		}
+		now := t0.Add(time.Hour)
+		sameList("invites", want.Invites(projections.InviteFilter{OrganisationID: Org, Now: now}), got.Invites(projections.InviteFilter{OrganisationID: Org, Now: now}))
+		for name, f := range map[string]projections.NotificationFilter{
+			"all": {OrganisationID: Org}, "kind": {OrganisationID: Org, Kind: domain.NotifyInvite},
+			"ws": {OrganisationID: Org, WorkspaceIDs: map[string]bool{"ws-01": true}},
+		} {
+			sameList("notifications "+name, want.Notifications(f), got.Notifications(f))
+		}
+		wp, ww := want.UsageResetsDue(t0.Add(2000 * time.Minute))
+		gp, gw := got.UsageResetsDue(t0.Add(2000 * time.Minute))
+		same("due policies", wp, gp)
+		same("due workspaces", ww, gw)
+		we, wr, wwarn := want.KeysDue(t0.Add(time.Hour))
+		ge, gr, gwarn := got.KeysDue(t0.Add(time.Hour))
+		same("keys due", []any{we, wr, wwarn}, []any{ge, gr, gwarn})
+	})
+	t.Run("audit log", func(t *testing.T) {
+		for name, f := range map[string]projections.AuditFilter{
+			"all":          {OrganisationID: Org},
+			"by type":      {OrganisationID: Org, ResourceType: "apikey"},
+			"by action":    {OrganisationID: Org, Action: "workspacearchived"},
+			"by status":    {OrganisationID: Org, StatusCode: 401},
+			"by request":   {OrganisationID: Org, RequestID: "REQ-3"},
+			"by time":      {OrganisationID: Org, From: t0.Add(-time.Hour), To: time.Now().Add(time.Hour)},
+			"by actor":     {OrganisationID: Org, ActorID: "admin", ActorType: "api_key"},
+			"by client ip": {OrganisationID: Org, ClientIP: "198.51.100.1"},
+			"by method":    {OrganisationID: Org, Method: "post", ResourceID: "ws-03"},
+			"other org":    {OrganisationID: "org-2"},
+		} {
+			sameList("audit "+name, want.AuditLog(f), got.AuditLog(f))
+		}
+		all := want.AuditLog(projections.AuditFilter{OrganisationID: Org})
+		require.NotEmpty(t, all)
+		for _, rec := range all[:10] {
+			g, ok := got.AuditRecord(Org, rec.ID)
+			require.True(t, ok)
+			same("audit record", rec, g)
+		}
+	})
+	t.Run("what the history implies", func(t *testing.T) {
+		assert.Len(t, got.Workspaces(projections.WorkspaceFilter{OrganisationID: Org, Statuses: active}), n-n/5-boolInt(n%5 > 1))
+		assert.Len(t, got.RateLimitPolicies(projections.PolicyFilter{OrganisationID: Org, Statuses: archived}), n/5+boolInt(n%5 > 1))
+		k, ok := got.APIKey(Org, "k-02")
+		require.True(t, ok)
+		assert.Equal(t, "cw-new****02", k.Masked, "the rotation is folded")
+		_, ok = got.APIKey(Org, "k-03")
+		assert.False(t, ok, "a deleted key is gone")
+		p, _ := got.RateLimitPolicy(Org, "rl-00")
+		assert.Equal(t, 999.0, p.Value)
+		assert.Equal(t, Head(t, store), got.Position())
+		assert.Len(t, got.AuditLog(projections.AuditFilter{OrganisationID: Org}), countEvents(History(n, t0)))
+	})
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func countEvents(steps []Step) int {
+	n := 0
+	for _, s := range steps {
+		n += len(s.Events)
+	}
+	return n
+}
