@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -411,4 +412,33 @@ func TestAuditHistoryTypesAndErrors(t *testing.T) {
 	require.Equal(t, http.StatusOK, key.Status)
 	assert.NotContains(t, string(key.Raw), domain.HashKey(keyR.Str("key")))
 	assert.NotContains(t, string(key.Raw), keyR.Str("key"))
+}
+
+// Another organisation's resource is not found, by as_of or in history, though its stream
+// exists.
+func TestAsOfAndHistoryStayInTheOrganisation(t *testing.T) {
+	api := newTestAPI(t)
+	id := uuid.NewString()
+	api.seedEvents(domain.Stream(domain.RateLimitPolicyPrefix, id), domain.RateLimitPolicyCreated{PolicyID: id,
+		OrganisationID: uuid.NewString(), Type: "requests", Unit: "rpm", Value: 1, At: api.Now()})
+	at := asOfMark()
+
+	past := api.Admin(http.MethodGet, "/policies/rate-limits/"+id+"?"+asOfQuery(at), nil)
+	require.Equal(t, http.StatusNotFound, past.Status, string(past.Raw))
+	assert.Contains(t, past.ErrorMessage(), "not found")
+	assert.Equal(t, http.StatusNotFound, api.Admin(http.MethodGet, "/audit/resources/ratelimitpolicy/"+id+"/history", nil).Status)
+}
+
+// With audit logs turned off, history is refused as disabled.
+func TestAuditHistoryDisabled(t *testing.T) {
+	api := newTestAPI(t)
+	admin := &Admin{Read: api.Read, Deps: api.Deps, Now: api.Now, Features: Features{APIAccess: true, Policy: true}}
+	router := NewRouter(Deps{Admin: admin, Health: &Health{}})
+	req := httptest.NewRequest(http.MethodGet, "/v1/audit/resources/organisation/"+api.OrgID+"/history", nil)
+	req.Header.Set("x-gateway-api-key", api.AdminKey)
+	rec := httptest.NewRecorder()
+	router.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusForbidden, rec.Code, rec.Body.String())
+	assert.Contains(t, rec.Body.String(), `"code":"disabled"`)
+	assert.Contains(t, rec.Body.String(), "AUDIT_LOGS_ENABLED")
 }

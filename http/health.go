@@ -12,6 +12,9 @@ type Check struct {
 	Name    string // its role: eventstore, readmodels, analytics
 	Backend string // what serves the role: sqlite, postgres, esdb, memory, clickhouse
 	Ping    func(ctx context.Context) error
+	// ShowError puts the failure's own message in the answer: for checks whose errors name
+	// nothing secret (a stopped projection and its event), never for drivers' errors.
+	ShowError bool
 }
 
 // Health answers GET /v1/health with the status of each backend. It answers 200 whenever the
@@ -67,6 +70,9 @@ func (h *Health) Report(ctx context.Context) healthAnswer {
 				a.Status, a.Error = "down", "unreachable"
 				if cctx.Err() != nil {
 					a.Error = "timed out"
+				}
+				if c.ShowError {
+					a.Error = err.Error()
 				}
 			}
 			mu.Lock()

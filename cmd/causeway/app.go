@@ -104,7 +104,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		Checks: []httpapi.Check{
 			{Name: "eventstore", Backend: eventStoreBackend(cfg.EventStoreURL), Ping: m.Store.Ping},
 			readModels.check,
-			{Name: "projections", Backend: readModels.check.Backend, Ping: m.runner.Healthy},
+			{Name: "projections", Backend: readModels.check.Backend, Ping: m.runner.Healthy, ShowError: true},
 			analytics.check,
 		},
 	}

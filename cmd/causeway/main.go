@@ -1,6 +1,8 @@
 // Command causeway is the AI gateway and its admin API in one binary.
 //
 //	causeway serve     serve the gateway and the admin API on CAUSEWAY_ADDR (default :8787)
+//	causeway migrate   apply the PostgreSQL schema
+//	causeway replay    rebuild read models from the events (--verify, --swap)
 //	causeway version   print the version
 //
 // Configuration comes from the environment; see README.md.
@@ -28,6 +30,8 @@ const usage = `usage: causeway <command>
 
 commands:
   serve     serve the gateway and admin API (configuration from the environment)
+  migrate   apply the PostgreSQL schema to DATABASE_URL (and EVENTSTORE_URL when PostgreSQL)
+  replay    rebuild read models from the events; --verify compares, --swap puts them live
   version   print the version
 `
 
@@ -39,6 +43,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	switch args[0] {
 	case "serve":
 		return serve(getenv, stderr)
+	case "replay":
+		return replay(args[1:], getenv, stdout, stderr)
+	case "migrate":
+		return migrate(getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, version)
 		return 0
