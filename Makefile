@@ -22,7 +22,9 @@ test: ## the whole suite with -race, real PostgreSQL and ClickHouse included
 
 bench: ## benchmarks, figures printed as a table with ratios against baselines of the same run
 	@set -e; eval "$$($(SERVICES))"; \
-	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count 1 ./eventstore/ | tee bench-eventstore.txt | $(GO) run ./cmd/benchreport
+	{ $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count 1 ./eventstore/; \
+	  $(GO) test -run '^$$' -bench Replay -benchtime 1x -count 1 -timeout 30m ./projections/; \
+	  $(GO) test -run '^$$' -bench AppendToReadModelLag -benchtime 2000x -count 1 ./projections/; } | tee bench.txt | $(GO) run ./cmd/benchreport
 
 lint: ## gofmt, go vet, and domain/ importing only the standard library
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -38,4 +40,4 @@ stop-services:
 	@bash scripts/stop-services.sh
 
 clean:
-	rm -rf bin bench-eventstore.txt
+	rm -rf bin bench.txt

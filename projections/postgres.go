@@ -59,7 +59,8 @@ func (b *pgBackend) checkpoint(ctx context.Context) (eventstore.Position, error)
 
 // waitFor polls the checkpoint, which any process's runner may advance.
 func (b *pgBackend) waitFor(ctx context.Context, pos eventstore.Position) error {
-	delay := 2 * time.Millisecond
+	// Start polling fast (a projector writes a batch in about a millisecond) and back off.
+	delay := 250 * time.Microsecond
 	for {
 		cp, err := b.checkpoint(ctx)
 		if err == nil && cp >= pos {
@@ -73,7 +74,7 @@ func (b *pgBackend) waitFor(ctx context.Context, pos eventstore.Position) error 
 			return ctx.Err()
 		case <-time.After(delay):
 		}
-		delay = min(delay*2, 50*time.Millisecond)
+		delay = min(delay*2, 20*time.Millisecond)
 	}
 }
 

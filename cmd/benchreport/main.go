@@ -72,7 +72,7 @@ func report(in io.Reader, out io.Writer) error {
 				continue // the custom metrics say more than the mean
 			}
 			ratio := ""
-			if base, ok := baselines[r.group]; ok && base.name != r.name && base.metrics[unit] > 0 && strings.HasSuffix(unit, "-µs") {
+			if base, ok := baselines[r.group]; ok && base.name != r.name && base.metrics[unit] > 0 && (strings.HasSuffix(unit, "-µs") || strings.HasSuffix(unit, "/s")) {
 				ratio = fmt.Sprintf("%.2f×", r.metrics[unit]/base.metrics[unit])
 			}
 			fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t\n", r.group, r.name, unit, format(r.metrics[unit]), ratio)

@@ -41,7 +41,9 @@ func History(n int, t0 time.Time) []Step {
 	at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
 	weekly := "weekly"
 	var steps []Step
-	add := func(stream string, evs ...domain.Event) { steps = append(steps, Step{Stream: stream, Events: evs, Actor: "admin"}) }
+	add := func(stream string, evs ...domain.Event) {
+		steps = append(steps, Step{Stream: stream, Events: evs, Actor: "admin"})
+	}
 	add(domain.Stream(domain.OrganisationPrefix, Org), domain.OrganisationCreated{OrganisationID: Org, Name: "Org", OwnerUserID: "u-0", At: at(0)})
 	for i := 0; i < n; i++ {
 		ws := fmt.Sprintf("ws-%02d", i)
@@ -103,15 +105,25 @@ func History(n int, t0 time.Time) []Step {
 // Load appends the history to a fresh SQLite event store and returns it.
 func Load(t *testing.T, steps []Step) eventstore.Store {
 	t.Helper()
-	ctx := context.Background()
-	store, err := eventstore.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "events.db"))
+	store, err := LoadInto(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "events.db"), steps)
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
+	return store
+}
+
+// LoadInto appends the history to the event store at url and returns it open.
+func LoadInto(ctx context.Context, url string, steps []Step) (eventstore.Store, error) {
+	store, err := eventstore.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
 	for i, st := range steps {
 		data := make([]eventstore.EventData, len(st.Events))
 		for j, ev := range st.Events {
 			raw, err := json.Marshal(ev)
-			require.NoError(t, err)
+			if err != nil {
+				return nil, err
+			}
 			md := eventstore.Metadata{ActorID: st.Actor, ActorKind: eventstore.ActorAPIKey, OrganisationID: Org,
 				RequestID: fmt.Sprintf("req-%d", i), ClientIP: "203.0.113.9", Extra: map[string]string{"method": "POST", "path": "/v1/x"}}
 			if st.Actor == "" {
@@ -119,10 +131,12 @@ func Load(t *testing.T, steps []Step) eventstore.Store {
 			}
 			data[j] = eventstore.EventData{ID: uuid.New(), Type: ev.EventType(), Data: raw, Metadata: md}
 		}
-		_, err := store.Append(ctx, st.Stream, eventstore.Any, data...)
-		require.NoError(t, err)
+		if _, err := store.Append(ctx, st.Stream, eventstore.Any, data...); err != nil {
+			store.Close()
+			return nil, err
+		}
 	}
-	return store
+	return store, nil
 }
 
 // Project runs the real runner until the model has folded everything in store.
@@ -244,10 +258,10 @@ func Run(t *testing.T, open OpenFunc) {
 			sameList("workspaces "+name, want.Workspaces(f), got.Workspaces(f))
 		}
 		for name, f := range map[string]projections.PolicyFilter{
-			"active":       {OrganisationID: Org, Statuses: active},
-			"archived":     {OrganisationID: Org, Statuses: archived},
-			"one ws":       {OrganisationID: Org, Statuses: both, WorkspaceIDs: map[string]bool{"ws-03": true}},
-			"other org":    {OrganisationID: "org-2", Statuses: both},
+			"active":    {OrganisationID: Org, Statuses: active},
+			"archived":  {OrganisationID: Org, Statuses: archived},
+			"one ws":    {OrganisationID: Org, Statuses: both, WorkspaceIDs: map[string]bool{"ws-03": true}},
+			"other org": {OrganisationID: "org-2", Statuses: both},
 		} {
 			sameList("rate limit policies "+name, want.RateLimitPolicies(f), got.RateLimitPolicies(f))
 			sameList("usage limit policies "+name, want.UsageLimitPolicies(f, ""), got.UsageLimitPolicies(f, ""))
