@@ -26,10 +26,10 @@ func TestHealthReportsEachBackend(t *testing.T) {
 		status string
 		down   map[string]string
 	}{
-		{"all up", []Check{{"eventstore", "sqlite", up}, {"readmodels", "memory", up}}, "ok", nil},
-		{"one refused", []Check{{"eventstore", "postgres", up}, {"readmodels", "postgres", refused}}, "degraded",
+		{"all up", []Check{{Name: "eventstore", Backend: "sqlite", Ping: up}, {Name: "readmodels", Backend: "memory", Ping: up}}, "ok", nil},
+		{"one refused", []Check{{Name: "eventstore", Backend: "postgres", Ping: up}, {Name: "readmodels", Backend: "postgres", Ping: refused}}, "degraded",
 			map[string]string{"readmodels": "unreachable"}},
-		{"one hangs", []Check{{"eventstore", "esdb", hangs}, {"analytics", "clickhouse", up}}, "degraded",
+		{"one hangs", []Check{{Name: "eventstore", Backend: "esdb", Ping: hangs}, {Name: "analytics", Backend: "clickhouse", Ping: up}}, "degraded",
 			map[string]string{"eventstore": "timed out"}},
 	}
 	for _, tc := range cases {
