@@ -148,3 +148,50 @@ func dump(t *testing.T, m *projections.Model) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// Two runners of one projection (two processes) run at once: the checkpoint's compare-and-set
+// lets one advance it at a time, neither fails, and the result equals a clean rebuild with
+// every event folded once.
+func TestTwoRunnersOfOneProjection(t *testing.T) {
+	reg := domain.NewRegistry()
+	store := projectionstest.Load(t, projectionstest.History(150, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)))
+	url := migrationstest.PostgresURL(t)
+	open := func() *projections.Model {
+		pool, err := pgxpool.New(context.Background(), url)
+		require.NoError(t, err)
+		t.Cleanup(pool.Close)
+		m, err := projections.NewPostgres(context.Background(), pool, reg, "postgres")
+		require.NoError(t, err)
+		return m
+	}
+	a, b := open(), open()
+	ctx, cancel := context.WithCancel(context.Background())
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	runners := []*projections.Runner{
+		{Store: store, Projections: []projections.Projection{a}, MaxBatch: 7, Log: log},
+		{Store: store, Projections: []projections.Projection{b}, MaxBatch: 11, Log: log},
+	}
+	done := make(chan struct{}, 2)
+	for _, r := range runners {
+		go func() { _ = r.Run(ctx); done <- struct{}{} }()
+	}
+	head := projectionstest.Head(t, store)
+	require.Eventually(t, func() bool { return a.Position() == head }, 60*time.Second, 5*time.Millisecond)
+	cancel()
+	<-done
+	<-done
+	for _, r := range runners {
+		assert.NoError(t, r.Healthy(context.Background()), "a moved checkpoint is not a failure")
+	}
+	clean, _ := openPostgres(t, reg)
+	projectionstest.Project(t, store, clean)
+	assert.Equal(t, dump(t, clean), dump(t, a))
+	checkpointNeverAhead(t, poolOf(t, url), head)
+}
+
+func poolOf(t *testing.T, url string) *pgxpool.Pool {
+	pool, err := pgxpool.New(context.Background(), url)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool
+}
