@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -432,7 +433,8 @@ func TestAsOfAndHistoryStayInTheOrganisation(t *testing.T) {
 // With audit logs turned off, history is refused as disabled.
 func TestAuditHistoryDisabled(t *testing.T) {
 	api := newTestAPI(t)
-	admin := &Admin{Read: api.Read, Deps: api.Deps, Now: api.Now, Features: Features{APIAccess: true, Policy: true}}
+	admin := &Admin{Read: api.Read, Deps: api.Deps, Now: api.Now, Secret: bytes.Repeat([]byte("s"), 32),
+		Features: Features{APIAccess: true, Policy: true, UsageLimits: true}}
 	router := NewRouter(Deps{Admin: admin, Health: &Health{}})
 	req := httptest.NewRequest(http.MethodGet, "/v1/audit/resources/organisation/"+api.OrgID+"/history", nil)
 	req.Header.Set("x-gateway-api-key", api.AdminKey)
