@@ -1,0 +1,172 @@
+// Package providers adapts LLM providers to the gateway. The gateway speaks OpenAI's JSON on
+// both sides; an adapter turns an OpenAI-shaped call into its provider's request and its
+// provider's answer (or stream) back into OpenAI's shape.
+//
+// An adapter implements Provider and, for what it can do beyond chat, the optional
+// capabilities below, which the gateway checks by type assertion. It imports net/http and
+// the standard library; it never reads configuration or databases: a Target carries
+// everything a call needs, credentials included.
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Endpoint kinds, as the specification's endpoint_type names them.
+const (
+	EndpointChat        = "chatComplete"
+	EndpointCompletion  = "complete"
+	EndpointEmbed       = "embed"
+	EndpointRerank      = "rerank"
+	EndpointImage       = "imageGenerate"
+	EndpointPassThrough = "proxy"
+)
+
+// Target is where one call goes: which provider, at which base URL, with which credential
+// and headers. The gateway resolves it from the request's headers, a config or a managed
+// provider; an adapter only reads it.
+type Target struct {
+	Provider string // adapter name: openai, azure-openai, anthropic, google, cohere, groq, ...
+	BaseURL  string // e.g. https://api.openai.com/v1; empty: the provider's default
+	APIKey   string // the provider credential, decrypted; never logged
+	// Options are provider-specific settings: Azure's resource, deployment and api-version,
+	// Anthropic's beta header, Vertex's project and region.
+	Options map[string]string
+	// Client sends the request. For a custom host it carries the egress guard's dialer, so
+	// every connection (and every redirect) is checked on the address it resolves to.
+	Client *http.Client
+	// StrictOpenAI refuses fields beyond OpenAI's (such as thinking) instead of passing them on.
+	StrictOpenAI bool
+}
+
+// Call is one OpenAI-shaped request.
+type Call struct {
+	Endpoint string          // one of the Endpoint kinds
+	Model    string          // after config overrides
+	Body     json.RawMessage // the OpenAI request body, overrides applied
+	Stream   bool
+	// Path and Method are set for pass-through calls: the path after /v1, sent unchanged.
+	Path   string
+	Method string
+	Query  string
+	// Header holds the headers to forward unprocessed (x-gateway-forward-headers).
+	Header http.Header
+}
+
+// Usage is what a call consumed, as OpenAI reports it.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	CachedTokens     int `json:"cached_tokens,omitempty"`
+	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
+}
+
+// Response is a complete answer in OpenAI's shape (or, for pass-through, the provider's own
+// answer unchanged).
+type Response struct {
+	Status int
+	Header http.Header // headers worth passing back (content type, provider request ids)
+	Body   []byte
+	Usage  Usage
+}
+
+// Stream is a streamed answer: OpenAI chat.completion.chunk (or text_completion) JSON objects,
+// one per Next, without the "data: " framing; io.EOF after the last. Usage is complete after
+// io.EOF.
+type Stream interface {
+	Next() ([]byte, error)
+	Usage() Usage
+	Close() error
+}
+
+// Provider is every adapter: chat completions, whole answers.
+type Provider interface {
+	Name() string
+	Chat(ctx context.Context, t Target, c Call) (*Response, error)
+}
+
+// Optional capabilities, checked by type assertion.
+type (
+	ChatStreamer interface {
+		ChatStream(ctx context.Context, t Target, c Call) (Stream, error)
+	}
+	Completer interface {
+		Complete(ctx context.Context, t Target, c Call) (*Response, error)
+	}
+	CompletionStreamer interface {
+		CompleteStream(ctx context.Context, t Target, c Call) (Stream, error)
+	}
+	Embedder interface {
+		Embed(ctx context.Context, t Target, c Call) (*Response, error)
+	}
+	Reranker interface {
+		Rerank(ctx context.Context, t Target, c Call) (*Response, error)
+	}
+	// PassThrougher forwards any other call (images, audio, files, batches, fine-tuning, and
+	// any path) to the provider and returns its answer unchanged; Response.Body is the raw
+	// body, and a streamed answer is left in RawBody for the caller to copy.
+	PassThrougher interface {
+		PassThrough(ctx context.Context, t Target, c Call) (*http.Response, error)
+	}
+)
+
+// UpstreamError is a provider's refusal or failure: its status (for fallback and retry on
+// status codes), Retry-After when it sent one, and its body translated to OpenAI's error
+// shape where the adapter knows how.
+type UpstreamError struct {
+	Status     int
+	RetryAfter time.Duration
+	Body       []byte // OpenAI error JSON
+	Provider   string
+}
+
+func (e *UpstreamError) Error() string {
+	return fmt.Sprintf("%s answered %d", e.Provider, e.Status)
+}
+
+// ConnectionError is a failure to reach the provider at all (DNS, refused, TLS, timeout
+// before any answer): retried and fallen back from like a 5xx, answered as 502 or 504.
+type ConnectionError struct {
+	Provider string
+	Timeout  bool
+	Err      error
+}
+
+func (e *ConnectionError) Error() string { return e.Provider + ": " + e.Err.Error() }
+func (e *ConnectionError) Unwrap() error { return e.Err }
+
+// Registry finds adapters by name. It is a value the gateway builds (NewRegistry), not a
+// package global.
+type Registry struct {
+	byName map[string]Provider
+}
+
+// NewRegistry returns a registry of the given adapters; an adapter may register several names
+// (OpenAI-compatible providers share one).
+func NewRegistry(adapters map[string]Provider) *Registry {
+	r := &Registry{byName: map[string]Provider{}}
+	for name, p := range adapters {
+		r.byName[name] = p
+	}
+	return r
+}
+
+// Get returns the adapter called name.
+func (r *Registry) Get(name string) (Provider, bool) {
+	p, ok := r.byName[name]
+	return p, ok
+}
+
+// Names lists the registered provider names.
+func (r *Registry) Names() []string {
+	out := make([]string, 0, len(r.byName))
+	for n := range r.byName {
+		out = append(out, n)
+	}
+	return out
+}
