@@ -1,0 +1,196 @@
+package gateway
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/causeway/causeway/domain"
+)
+
+// Limit is one rate limit that applies to a request: which counter (Bucket), of what (requests
+// or tokens), how many per window.
+type Limit struct {
+	Bucket string // e.g. "key:<id>:requests:rpm" or "policy:<id>:<group values>"
+	Type   string // domain.LimitRequests or domain.LimitTokens
+	Unit   string // rpm, rph, rpd, rpw
+	Value  float64
+	Source string // what set it, for the 429's message: "api key", "workspace", "policy <id>"
+}
+
+// Limiter counts requests and tokens in fixed windows aligned to their unit (the minute, the
+// hour, the UTC day, the week from Monday). It is exact within one process: every limit of a
+// request is checked before any is consumed, under one lock, so a refused request consumes
+// nothing. Token limits admit a request while the window has room and are charged with the
+// answer's actual usage (Charge).
+type Limiter struct {
+	mu      sync.Mutex
+	windows map[string]*window
+	now     func() time.Time
+}
+
+type window struct {
+	start time.Time
+	used  float64
+}
+
+// NewLimiter returns an empty limiter on the given clock (time.Now when nil).
+func NewLimiter(now func() time.Time) *Limiter {
+	if now == nil {
+		now = time.Now
+	}
+	return &Limiter{windows: map[string]*window{}, now: now}
+}
+
+// Decision is the outcome of Allow: whether the request may go, and the figures for the
+// x-ratelimit headers of the tightest limit.
+type Decision struct {
+	Allowed   bool
+	Limit     Limit     // the tightest limit (the refusing one when refused)
+	Remaining float64   // what is left in its window after this request
+	Reset     time.Time // when its window ends
+}
+
+// windowStart is the start of the unit's window that contains t.
+func windowStart(unit string, t time.Time) time.Time {
+	t = t.UTC()
+	switch unit {
+	case "rpm":
+		return t.Truncate(time.Minute)
+	case "rph":
+		return t.Truncate(time.Hour)
+	case "rpd":
+		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	case "rpw":
+		day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+		return day.AddDate(0, 0, -((int(day.Weekday()) + 6) % 7)) // back to Monday
+	}
+	return t.Truncate(time.Minute)
+}
+
+func (l *Limiter) current(lim Limit, now time.Time) *window {
+	start := windowStart(lim.Unit, now)
+	key := lim.Bucket + "|" + lim.Unit + "|" + lim.Type
+	w := l.windows[key]
+	if w == nil || !w.start.Equal(start) {
+		w = &window{start: start}
+		l.windows[key] = w
+	}
+	return w
+}
+
+// Allow decides a request against every limit that applies to it. Request limits are
+// consumed only when every limit allows it; token limits are checked (the window must have
+// room) and charged later.
+func (l *Limiter) Allow(limits []Limit) Decision {
+	if len(limits) == 0 {
+		return Decision{Allowed: true, Remaining: math.Inf(1)}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	tightest := Decision{Allowed: true, Remaining: math.Inf(1)}
+	for _, lim := range limits {
+		w := l.current(lim, now)
+		cost := 0.0
+		if lim.Type == domain.LimitRequests {
+			cost = 1
+		}
+		reset := w.start.Add(domain.RateUnitWindow[lim.Unit])
+		if w.used+cost > lim.Value || (lim.Type == domain.LimitTokens && w.used >= lim.Value) {
+			return Decision{Allowed: false, Limit: lim, Remaining: 0, Reset: reset}
+		}
+		if left := lim.Value - w.used - cost; left < tightest.Remaining {
+			tightest = Decision{Allowed: true, Limit: lim, Remaining: left, Reset: reset}
+		}
+	}
+	for _, lim := range limits {
+		if lim.Type == domain.LimitRequests {
+			l.current(lim, now).used++
+		}
+	}
+	return tightest
+}
+
+// Charge adds a finished request's tokens to its token limits.
+func (l *Limiter) Charge(limits []Limit, tokens int) {
+	if tokens <= 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	for _, lim := range limits {
+		if lim.Type == domain.LimitTokens {
+			l.current(lim, now).used += float64(tokens)
+		}
+	}
+}
+
+// RequestFacts are what rate-limit conditions and group_by read of a request.
+type RequestFacts struct {
+	OrganisationID string
+	WorkspaceID    string
+	APIKeyID       string
+	EndpointType   string
+	Metadata       map[string]string
+}
+
+func (f RequestFacts) value(key string) (string, bool) {
+	switch key {
+	case "api_key":
+		return f.APIKeyID, true
+	case "organisation_id":
+		return f.OrganisationID, true
+	case "workspace_id":
+		return f.WorkspaceID, true
+	case "endpoint_type":
+		return f.EndpointType, true
+	}
+	if field, ok := strings.CutPrefix(key, "metadata."); ok {
+		v, present := f.Metadata[field]
+		return v, present
+	}
+	return "", false
+}
+
+// PolicyLimits returns the limits of the active policies whose every condition matches the
+// request, each counted in the partition its group_by values name.
+func PolicyLimits(policies []domain.RateLimitPolicy, f RequestFacts) []Limit {
+	var out []Limit
+	for _, p := range policies {
+		if p.Status != domain.StatusActive || p.OrganisationID != f.OrganisationID || p.WorkspaceID != f.WorkspaceID {
+			continue
+		}
+		match := true
+		for _, c := range p.Conditions {
+			if v, ok := f.value(c.Key); !ok || v != c.Value {
+				match = false
+				break
+			}
+		}
+		if !match {
+			continue
+		}
+		group := make([]string, 0, len(p.GroupBy))
+		for _, g := range p.GroupBy {
+			v, _ := f.value(g.Key)
+			group = append(group, g.Key+"="+v)
+		}
+		sort.Strings(group)
+		out = append(out, Limit{Bucket: "policy:" + p.ID + ":" + strings.Join(group, "&"), Type: p.Type, Unit: p.Unit,
+			Value: p.Value, Source: "rate limit policy " + p.ID})
+	}
+	return out
+}
+
+// OwnLimits are the rate_limits set on a key or a workspace.
+func OwnLimits(kind, id string, limits []domain.RateLimit) []Limit {
+	out := make([]Limit, 0, len(limits))
+	for _, r := range limits {
+		out = append(out, Limit{Bucket: kind + ":" + id, Type: r.Type, Unit: r.Unit, Value: r.Value, Source: kind})
+	}
+	return out
+}
