@@ -101,7 +101,11 @@ func TestPolicyLimitsMatchConditionsAndGroup(t *testing.T) {
 		policy("by-user", []domain.Condition{{Key: "workspace_id", Value: "w"}}, []domain.GroupBy{{Key: "metadata._user"}}),
 		policy("chat-only", []domain.Condition{{Key: "endpoint_type", Value: "chatComplete"}}, []domain.GroupBy{{Key: "api_key"}}),
 		policy("team-x", []domain.Condition{{Key: "metadata.team", Value: "x"}}, nil),
-		func() domain.RateLimitPolicy { p := policy("archived", nil, nil); p.Status = domain.StatusArchived; return p }(),
+		func() domain.RateLimitPolicy {
+			p := policy("archived", nil, nil)
+			p.Status = domain.StatusArchived
+			return p
+		}(),
 		func() domain.RateLimitPolicy { p := policy("other-ws", nil, nil); p.WorkspaceID = "w2"; return p }(),
 	}
 	f := RequestFacts{OrganisationID: "o", WorkspaceID: "w", APIKeyID: "k", EndpointType: "embed", Metadata: map[string]string{"_user": "ann"}}
