@@ -21,6 +21,8 @@ const (
 	CodeTooLarge     Code = "too_large"     // body over the limit: 413
 	CodeRateLimited  Code = "rate_limited"  // 429
 	CodeUnavailable  Code = "unavailable"   // a backend is down or too slow: 503
+	CodeTimeout      Code = "timeout"       // the provider did not answer in time: 408
+	CodeUpstream     Code = "upstream"      // the provider could not be reached: 502
 	CodeInternal     Code = "internal"      // a bug: 500, details logged and never returned
 	CodeDisabled     Code = "disabled"      // switched off by configuration: 403
 	CodeNotAllowed   Code = "not_allowed"   // method not allowed on this path: 405

@@ -36,6 +36,8 @@ var statusOf = map[domain.Code]int{
 	domain.CodeTooLarge:     http.StatusRequestEntityTooLarge,
 	domain.CodeRateLimited:  http.StatusTooManyRequests,
 	domain.CodeUnavailable:  http.StatusServiceUnavailable,
+	domain.CodeTimeout:      http.StatusRequestTimeout,
+	domain.CodeUpstream:     http.StatusBadGateway,
 	domain.CodeInternal:     http.StatusInternalServerError,
 }
 
@@ -52,6 +54,8 @@ var typeOf = map[domain.Code]string{
 	domain.CodeTooLarge:     "invalid_request_error",
 	domain.CodeRateLimited:  "rate_limit_error",
 	domain.CodeUnavailable:  "service_unavailable_error",
+	domain.CodeTimeout:      "timeout_error",
+	domain.CodeUpstream:     "api_error",
 	domain.CodeInternal:     "api_error",
 }
 

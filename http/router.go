@@ -10,6 +10,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/gorilla/mux"
 
@@ -24,7 +25,8 @@ type Deps struct {
 	Logger  *slog.Logger
 	Health  *Health
 	Version string
-	Admin   *Admin // nil: no admin API (tests of the bare router)
+	Admin   *Admin   // nil: no admin API (tests of the bare router)
+	Gateway *Gateway // nil: no data plane
 }
 
 // NewRouter builds the handler for every route under /v1. Unknown paths and methods answer
@@ -37,11 +39,18 @@ func NewRouter(d Deps) http.Handler {
 	root := mux.NewRouter()
 	v1 := root.PathPrefix(BasePath).Subrouter()
 	v1.Handle("/health", d.Health).Methods(http.MethodGet, http.MethodHead)
+	if d.Gateway != nil {
+		d.Gateway.Register(v1)
+	}
 	if d.Admin != nil {
 		d.Admin.Register(v1)
 		v1.PathPrefix("/admin").Handler(http.StripPrefix(BasePath+"/admin", aliasTo(v1)))
 	}
 
+	var passThrough http.Handler
+	if d.Gateway != nil {
+		passThrough = d.Gateway.PassThrough()
+	}
 	notAllowed := func(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, log, domain.Errorf(domain.CodeNotAllowed, "method %s is not allowed on %s", r.Method, r.URL.Path))
 	}
@@ -59,6 +68,10 @@ func NewRouter(d Deps) http.Handler {
 				notAllowed(w, r)
 				return
 			}
+		}
+		if d.Gateway != nil && strings.HasPrefix(r.URL.Path, BasePath+"/") {
+			passThrough.ServeHTTP(w, r)
+			return
 		}
 		WriteError(w, r, log, domain.Errorf(domain.CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
 	})

@@ -7,17 +7,23 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"time"
 
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/pubsub/gochannel"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/gateway"
+	"github.com/causeway/causeway/gateway/egress"
+	"github.com/causeway/causeway/gateway/providers"
 	httpapi "github.com/causeway/causeway/http"
 	"github.com/causeway/causeway/projections"
 )
@@ -30,8 +36,9 @@ type Main struct {
 	Version string
 
 	Store     eventstore.Store
-	Read      *projections.Model // routing tables, in memory
-	Postgres  *projections.Model // the PostgreSQL read model, with DATABASE_URL
+	Read      *projections.Model   // routing tables, in memory
+	LogBus    *gochannel.GoChannel // request logs, published by the gateway
+	Postgres  *projections.Model   // the PostgreSQL read model, with DATABASE_URL
 	runner    *projections.Runner
 	Bootstrap commands.BootstrapResult
 	// Now is the clock of the control plane (tests set it).
@@ -108,7 +115,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			analytics.check,
 		},
 	}
-	handler := httpapi.NewRouter(httpapi.Deps{Logger: m.Logger, Health: health, Version: m.Version, Admin: admin})
+	gw, err := m.startGateway()
+	if err != nil {
+		return err
+	}
+	handler := httpapi.NewRouter(httpapi.Deps{Logger: m.Logger, Health: health, Version: m.Version, Admin: admin, Gateway: gw})
 
 	m.listener, err = net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -180,6 +191,32 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 		Log: m.Logger, Read: read, Deps: deps, Secret: secret, Now: deps.Now,
 		Features:     httpapi.Features{APIAccess: f.APIAccess, Policy: f.Policy, UsageLimits: f.UsageLimits, AuditLogs: f.AuditLogs},
 		RecordDenial: m.recordDenial, PublicURL: m.Config.PublicURL,
+	}, nil
+}
+
+// startGateway builds the data plane: provider adapters, the engine that runs configs, the
+// rate limiter, the egress guard for custom hosts, and the request log pipeline. It reads only
+// the in-memory routing tables.
+func (m *Main) startGateway() (*httpapi.Gateway, error) {
+	allowed, err := egress.ParseAllowList(m.Config.AllowedHosts)
+	if err != nil {
+		return nil, fmt.Errorf("CAUSEWAY_ALLOWED_HOSTS: %w", err)
+	}
+	guard, err := egress.New(allowed)
+	if err != nil {
+		return nil, fmt.Errorf("CAUSEWAY_ALLOWED_HOSTS: %w", err)
+	}
+	adapters := providers.Default()
+	maps.Copy(adapters, providers.More())
+	// Request logs go to watermill; the analytics pipeline subscribes to LogTopic.
+	m.LogBus = gochannel.NewGoChannel(gochannel.Config{OutputChannelBuffer: 1024}, watermill.NopLogger{})
+	sink := gateway.NewWatermillSink(m.LogBus, 10_000)
+	m.closers = append(m.closers, m.LogBus.Close, sink.Close) // Close runs them in reverse: flush, then the bus
+	return &httpapi.Gateway{
+		Log: m.Logger, Routing: m.Read, Limiter: gateway.NewLimiter(m.Now), Logs: sink,
+		Engine: &gateway.Engine{Providers: providers.NewRegistry(adapters), MaxBackoff: 10 * time.Second},
+		Egress: guard, CustomHostClient: guard.Client(0), Now: func() time.Time { return m.Now() },
+		MaxBody: m.Config.MaxBodyBytes,
 	}, nil
 }
 

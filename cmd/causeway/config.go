@@ -31,6 +31,11 @@ type Config struct {
 	SecretKey string
 	// PublicURL (CAUSEWAY_PUBLIC_URL) is the address clients use, for links such as invites.
 	PublicURL string
+	// AllowedHosts (CAUSEWAY_ALLOWED_HOSTS): host names, IPs and CIDR ranges that custom hosts
+	// may reach although private, for self-hosted models on a private network.
+	AllowedHosts string
+	// MaxBodyBytes (CAUSEWAY_MAX_BODY_BYTES) bounds a gateway request body: larger ones get 413.
+	MaxBodyBytes int64
 
 	ShutdownTimeout time.Duration // CAUSEWAY_SHUTDOWN_TIMEOUT
 	StartupTimeout  time.Duration // CAUSEWAY_STARTUP_TIMEOUT: how long to wait for backends at start
@@ -91,6 +96,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		BootstrapOwnerEmail:     strings.ToLower(envOr(getenv, "CAUSEWAY_BOOTSTRAP_OWNER_EMAIL", "owner@causeway.local")),
 		SecretKey:               getenv("CAUSEWAY_SECRET_KEY"),
 		PublicURL:               strings.TrimSpace(getenv("CAUSEWAY_PUBLIC_URL")),
+		AllowedHosts:            getenv("CAUSEWAY_ALLOWED_HOSTS"),
+		MaxBodyBytes:            25 << 20,
 		ShutdownTimeout:         15 * time.Second,
 		StartupTimeout:          30 * time.Second,
 	}
@@ -139,6 +146,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	duration("CAUSEWAY_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout)
+	if v := getenv("CAUSEWAY_MAX_BODY_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1024 || n > 1<<30 {
+			problems = append(problems, fmt.Errorf("CAUSEWAY_MAX_BODY_BYTES=%q: must be a whole number of bytes from 1024 to 1073741824", v))
+		} else {
+			c.MaxBodyBytes = n
+		}
+	}
 	duration("CAUSEWAY_STARTUP_TIMEOUT", &c.StartupTimeout)
 
 	problems = append(problems, c.Validate())

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,7 +75,8 @@ func TestUnknownRoutesAnswerInTheErrorShapeWithATraceID(t *testing.T) {
 		status       int
 		code         string
 	}{
-		{http.MethodGet, "/nope", http.StatusNotFound, "not_found"},
+		// Any other path under /v1 is passed through to a provider, for a gateway key.
+		{http.MethodGet, "/nope", http.StatusUnauthorized, "unauthorized"},
 		{http.MethodPost, "/health", http.StatusMethodNotAllowed, "not_allowed"},
 	} {
 		req, _ := http.NewRequest(tc.method, m.URL()+tc.path, nil)
@@ -94,6 +96,11 @@ func TestUnknownRoutesAnswerInTheErrorShapeWithATraceID(t *testing.T) {
 		assert.NotEmpty(t, body.Error.Message)
 		assert.Len(t, resp.Header.Get("x-gateway-trace-id"), 32, "a trace id is generated")
 	}
+
+	outside, err := http.Get(strings.TrimSuffix(m.URL(), "/v1") + "/elsewhere")
+	require.NoError(t, err)
+	outside.Body.Close()
+	assert.Equal(t, http.StatusNotFound, outside.StatusCode, "outside /v1 nothing is passed through")
 
 	req, _ := http.NewRequest(http.MethodGet, m.URL()+"/health", nil)
 	req.Header.Set("x-gateway-trace-id", "client-trace-1")

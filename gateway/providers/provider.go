@@ -39,7 +39,7 @@ type Target struct {
 	// Client sends the request. For a custom host it carries the egress guard's dialer, so
 	// every connection (and every redirect) is checked on the address it resolves to.
 	Client *http.Client
-	// StrictOpenAI refuses fields beyond OpenAI's (such as thinking) instead of passing them on.
+	// StrictOpenAI removes fields beyond OpenAI's (such as thinking) instead of passing them on.
 	StrictOpenAI bool
 }
 
@@ -108,8 +108,8 @@ type (
 		Rerank(ctx context.Context, t Target, c Call) (*Response, error)
 	}
 	// PassThrougher forwards any other call (images, audio, files, batches, fine-tuning, and
-	// any path) to the provider and returns its answer unchanged; Response.Body is the raw
-	// body, and a streamed answer is left in RawBody for the caller to copy.
+	// any path) to the provider and returns its answer unchanged, whatever its status, as the
+	// raw *http.Response for the caller to copy (streams included).
 	PassThrougher interface {
 		PassThrough(ctx context.Context, t Target, c Call) (*http.Response, error)
 	}

@@ -1,0 +1,273 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/openai/openai-go"
+	"github.com/openai/openai-go/option"
+	"github.com/openai/openai-go/packages/param"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/causeway/causeway/gateway"
+	"github.com/causeway/causeway/gateway/providers/providertest"
+)
+
+const gatewayKey = "gateway-test-admin-key-00000000001"
+
+// startGateway runs the real Main with the local stand-ins reachable as custom hosts.
+func startGateway(t *testing.T) *Main {
+	t.Helper()
+	return startMain(t, map[string]string{"CAUSEWAY_BOOTSTRAP_ADMIN_KEY": gatewayKey, "CAUSEWAY_ALLOWED_HOSTS": "127.0.0.1"})
+}
+
+// sdk is the official OpenAI Go client pointed at Causeway, naming a provider and its host.
+func sdk(m *Main, provider, host string, extra ...option.RequestOption) openai.Client {
+	opts := append([]option.RequestOption{
+		option.WithBaseURL(m.URL() + "/"), option.WithAPIKey("sk-provider-key"), option.WithMaxRetries(0),
+		option.WithHeader("x-gateway-api-key", gatewayKey), option.WithHeader("x-gateway-provider", provider),
+		option.WithHeader("x-gateway-custom-host", host),
+	}, extra...)
+	return openai.NewClient(opts...)
+}
+
+func userMessage(text string) openai.ChatCompletionNewParams {
+	return openai.ChatCompletionNewParams{Model: "test-model", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(text)}}
+}
+
+// Chat without and with streaming, and tool calls, through three providers' stand-ins.
+func TestGatewayChatThroughEveryProviderKind(t *testing.T) {
+	m := startGateway(t)
+	oa, an, ge := providertest.NewOpenAI(t), providertest.NewAnthropic(t), providertest.NewGemini(t)
+	for _, tc := range []struct {
+		provider, host string
+	}{
+		{"openai", oa.BaseURL()},
+		{"anthropic", an.BaseURL()},
+		{"google", ge.BaseURL()},
+	} {
+		t.Run(tc.provider, func(t *testing.T) {
+			ctx := context.Background()
+			client := sdk(m, tc.provider, tc.host)
+			res, err := client.Chat.Completions.New(ctx, userMessage("Say hello"))
+			require.NoError(t, err)
+			require.NotEmpty(t, res.Choices)
+			assert.NotEmpty(t, res.Choices[0].Message.Content)
+			assert.Equal(t, "assistant", string(res.Choices[0].Message.Role))
+			assert.Positive(t, res.Usage.TotalTokens, "usage is returned")
+
+			stream := client.Chat.Completions.NewStreaming(ctx, userMessage("Count to five"))
+			var acc openai.ChatCompletionAccumulator
+			chunks := 0
+			for stream.Next() {
+				acc.AddChunk(stream.Current())
+				chunks++
+			}
+			require.NoError(t, stream.Err())
+			assert.Greater(t, chunks, 1, "streamed chunk by chunk")
+			require.NotEmpty(t, acc.Choices)
+			assert.NotEmpty(t, acc.Choices[0].Message.Content)
+
+			params := userMessage("What is the weather in Paris?")
+			params.Tools = []openai.ChatCompletionToolParam{{Function: openai.FunctionDefinitionParam{
+				Name: "get_weather", Description: param.NewOpt("Current weather"),
+				Parameters: openai.FunctionParameters{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []string{"city"}},
+			}}}
+			res, err = client.Chat.Completions.New(ctx, params)
+			require.NoError(t, err)
+			require.NotEmpty(t, res.Choices[0].Message.ToolCalls, "the tool call comes back in OpenAI's shape")
+			assert.Equal(t, "get_weather", res.Choices[0].Message.ToolCalls[0].Function.Name)
+			assert.True(t, json.Valid([]byte(res.Choices[0].Message.ToolCalls[0].Function.Arguments)))
+		})
+	}
+}
+
+func TestGatewayEmbeddingsAndCompletions(t *testing.T) {
+	m := startGateway(t)
+	oa := providertest.NewOpenAI(t)
+	client := sdk(m, "openai", oa.BaseURL())
+	ctx := context.Background()
+	emb, err := client.Embeddings.New(ctx, openai.EmbeddingNewParams{Model: "text-embedding-3-small",
+		Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: []string{"a", "b"}}})
+	require.NoError(t, err)
+	assert.Len(t, emb.Data, 2)
+	assert.NotEmpty(t, emb.Data[0].Embedding)
+
+	comp, err := client.Completions.New(ctx, openai.CompletionNewParams{Model: "gpt-3.5-turbo-instruct",
+		Prompt: openai.CompletionNewParamsPromptUnion{OfString: param.NewOpt("Once upon")}})
+	require.NoError(t, err)
+	require.NotEmpty(t, comp.Choices)
+	assert.NotEmpty(t, comp.Choices[0].Text)
+
+	// The request went to the stand-in with the provider key, not Causeway's.
+	last := oa.LastRequest()
+	assert.Equal(t, "Bearer sk-provider-key", last.Header.Get("Authorization"))
+	assert.Empty(t, last.Header.Get("x-gateway-api-key"), "Causeway's key never reaches the provider")
+}
+
+// Validation answers 400 in OpenAI's shape with the field as param; bad credentials 401.
+func TestGatewayRefusals(t *testing.T) {
+	m := startGateway(t)
+	oa := providertest.NewOpenAI(t)
+	ctx := context.Background()
+	client := sdk(m, "openai", oa.BaseURL())
+	params := userMessage("hi")
+	params.Temperature = param.NewOpt(2.5)
+	_, err := client.Chat.Completions.New(ctx, params)
+	var apiErr *openai.Error
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusBadRequest, apiErr.StatusCode)
+	assert.Equal(t, "temperature", apiErr.Param)
+	assert.Empty(t, oa.Requests(), "nothing reached the provider")
+
+	bad := sdk(m, "openai", oa.BaseURL(), option.WithHeader("x-gateway-api-key", "nope"))
+	_, err = bad.Chat.Completions.New(ctx, userMessage("hi"))
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusUnauthorized, apiErr.StatusCode)
+
+	private := sdk(m, "openai", "http://169.254.169.254/v1")
+	_, err = private.Chat.Completions.New(ctx, userMessage("hi"))
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusBadRequest, apiErr.StatusCode, "the metadata address is refused")
+	assert.Equal(t, "x-gateway-custom-host", apiErr.Param)
+}
+
+// 25 requests against a policy of 20 per minute: exactly 20 allowed and 5 refused with 429,
+// with the remaining counts in the headers.
+func TestGatewayRateLimitPolicy(t *testing.T) {
+	m := startGateway(t)
+	oa := providertest.NewOpenAI(t)
+	admin := func(path string, body any) map[string]any { return post(t, m.URL()+path, gatewayKey, body) }
+	ws := admin("/workspaces", map[string]any{"name": "Limited"})["id"].(string)
+	key := admin("/api-keys/workspace/service", map[string]any{"name": "app", "workspace_id": ws, "scopes": []string{"completions.write"}})["key"].(string)
+	admin("/policies/rate-limits", map[string]any{"workspace_id": ws, "type": "requests", "unit": "rpm", "value": 20,
+		"conditions": []map[string]string{{"key": "workspace_id", "value": ws}}, "group_by": []map[string]string{{"key": "api_key"}}})
+
+	allowed, refused := 0, 0
+	var remaining []string
+	for i := 0; i < 25; i++ {
+		req, _ := http.NewRequest(http.MethodPost, m.URL()+"/chat/completions",
+			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("x-gateway-api-key", key)
+		req.Header.Set("x-gateway-provider", "openai")
+		req.Header.Set("x-gateway-custom-host", oa.BaseURL())
+		req.Header.Set("Authorization", "Bearer sk")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusOK:
+			allowed++
+			remaining = append(remaining, resp.Header.Get("x-ratelimit-remaining"))
+		case http.StatusTooManyRequests:
+			refused++
+			assert.Equal(t, "0", resp.Header.Get("x-ratelimit-remaining"))
+			assert.NotEmpty(t, resp.Header.Get("x-ratelimit-reset"))
+			assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+		default:
+			t.Fatalf("request %d: status %d", i, resp.StatusCode)
+		}
+		assert.Equal(t, "20", resp.Header.Get("x-ratelimit-limit"))
+	}
+	assert.Equal(t, 20, allowed)
+	assert.Equal(t, 5, refused)
+	assert.Equal(t, "19", remaining[0])
+	assert.Equal(t, "0", remaining[19])
+	assert.Len(t, oa.Requests(), 20, "refused requests never reached the provider")
+}
+
+// The client closes after 10 of 100 chunks; the provider sees the cancel within a second.
+func TestGatewayStreamCancelReachesTheProvider(t *testing.T) {
+	m := startGateway(t)
+	oa := providertest.NewOpenAI(t)
+	oa.SetStream(providertest.StreamPlan{Chunks: 100, Delay: 20 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	client := sdk(m, "openai", oa.BaseURL())
+	stream := client.Chat.Completions.NewStreaming(ctx, userMessage("long story"))
+	got := 0
+	for stream.Next() {
+		if len(stream.Current().Choices) > 0 && stream.Current().Choices[0].Delta.Content != "" {
+			got++
+		}
+		if got == 10 {
+			break
+		}
+	}
+	closed := time.Now()
+	cancel()
+	_ = stream.Close()
+	select {
+	case d := <-oa.Disconnects():
+		assert.Less(t, d.At.Sub(closed), time.Second, "the provider saw the cancel within a second")
+		assert.Less(t, d.Chunks, 100)
+		t.Logf("the provider saw the client go after %d chunks, %s after it closed", d.Chunks, d.At.Sub(closed).Round(time.Millisecond))
+	case <-time.After(2 * time.Second):
+		t.Fatal("the provider never saw the client go")
+	}
+}
+
+// A provider that fails mid-stream ends the stream with an error event, never in silence.
+func TestGatewayMidStreamFailureEndsWithAnError(t *testing.T) {
+	m := startGateway(t)
+	oa := providertest.NewOpenAI(t)
+	oa.SetStream(providertest.StreamPlan{Chunks: 10, CutAfter: 3})
+	client := sdk(m, "openai", oa.BaseURL())
+	stream := client.Chat.Completions.NewStreaming(context.Background(), userMessage("x"))
+	for stream.Next() {
+	}
+	require.Error(t, stream.Err(), "the client learns the stream failed")
+}
+
+// Every request, refused ones included, hands one log record to the pipeline.
+func TestGatewayLogsEveryRequest(t *testing.T) {
+	m := startGateway(t)
+	oa := providertest.NewOpenAI(t)
+	msgs, err := m.LogBus.Subscribe(context.Background(), gateway.LogTopic)
+	require.NoError(t, err)
+	var (
+		mu      sync.Mutex
+		records []gateway.LogRecord
+	)
+	go func() {
+		for msg := range msgs {
+			var rec gateway.LogRecord
+			if json.Unmarshal(msg.Payload, &rec) == nil {
+				mu.Lock()
+				records = append(records, rec)
+				mu.Unlock()
+			}
+			msg.Ack()
+		}
+	}()
+	client := sdk(m, "openai", oa.BaseURL(), option.WithHeader("x-gateway-trace-id", "trace-42"),
+		option.WithHeader("x-gateway-metadata", `{"_user":"ann","team":"x"}`))
+	_, err = client.Chat.Completions.New(context.Background(), userMessage("hi"))
+	require.NoError(t, err)
+	bad := userMessage("hi")
+	bad.N = param.NewOpt(int64(500))
+	_, err = client.Chat.Completions.New(context.Background(), bad)
+	require.Error(t, err)
+
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(records) == 2 }, 5*time.Second, 10*time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	ok := records[0]
+	assert.Equal(t, "trace-42", ok.TraceID)
+	assert.Equal(t, 200, ok.StatusCode)
+	assert.Equal(t, "openai", ok.AIService)
+	assert.Equal(t, "chatComplete", ok.Endpoint)
+	assert.Positive(t, ok.TotalTokens)
+	assert.Equal(t, map[string]string{"_user": "ann", "team": "x"}, ok.Metadata)
+	assert.Equal(t, 400, records[1].StatusCode, "refused requests are logged too")
+	raw, _ := json.Marshal(records)
+	assert.NotContains(t, string(raw), "sk-provider-key", "no credential in a log record")
+	assert.NotContains(t, string(raw), gatewayKey)
+	var _ message.Publisher = m.LogBus
+}

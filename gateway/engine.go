@@ -1,0 +1,330 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/causeway/causeway/gateway/providers"
+)
+
+// Plan is how one request is served: a target (a leaf) or a strategy over nested plans. It is
+// what a config, saved or inline, or the request's provider headers become.
+type Plan struct {
+	// Leaf: one provider target.
+	Target *providers.Target
+
+	// Node: single (the first target), fallback (in order, moving on when a target fails with
+	// one of OnStatusCodes, or cannot be reached) or loadbalance (one target by weight).
+	Mode          string
+	OnStatusCodes []int
+	Targets       []Plan
+
+	Weight   float64
+	Override map[string]any // override_params, inherited by nested plans unless they set the key
+	Retry    Retry
+	Timeout  time.Duration // request_timeout; zero: none beyond the client's
+}
+
+// Retry retries a target on the given statuses (or when it cannot be reached), with
+// exponential back-off that honours Retry-After.
+type Retry struct {
+	Attempts      int // retries after the first try, 0 to 5
+	OnStatusCodes []int
+}
+
+// DefaultRetryStatuses are retried when a config names none.
+var DefaultRetryStatuses = []int{429, 500, 502, 503, 504}
+
+// Outcome is what served a request.
+type Outcome struct {
+	Response *providers.Response
+	Stream   providers.Stream
+	Target   providers.Target
+	// Path names the target that served, as indexes down the plan ("1.0": the first target of
+	// the second); it goes back in the x-gateway-target header.
+	Path    string
+	Retries int
+	// Tried lists the paths that failed before Path, for the log's fallback record.
+	Tried []string
+	// release ends the request timeout's context; for a stream it must wait until the stream
+	// is read, so the caller releases it (Close).
+	release func()
+}
+
+// Close releases what the outcome holds: its stream, and its timeout.
+func (o Outcome) Close() {
+	if o.Stream != nil {
+		_ = o.Stream.Close()
+	}
+	if o.release != nil {
+		o.release()
+	}
+}
+
+// Engine runs plans against provider adapters.
+type Engine struct {
+	Providers *providers.Registry
+	// Sleep waits between retries (tests make it instant).
+	Sleep func(ctx context.Context, d time.Duration) error
+	// MaxBackoff caps a retry's wait, Retry-After included.
+	MaxBackoff time.Duration
+}
+
+func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
+	if e.Sleep != nil {
+		return e.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Run serves call by plan.
+func (e *Engine) Run(ctx context.Context, p Plan, call providers.Call) (Outcome, error) {
+	var tried []string
+	out, err := e.run(ctx, p, call, nil, "0", &tried)
+	out.Tried = tried
+	return out, err
+}
+
+func (e *Engine) run(ctx context.Context, p Plan, call providers.Call, inherited map[string]any, path string, tried *[]string) (Outcome, error) {
+	override := mergeOverrides(inherited, p.Override)
+	if p.Timeout > 0 {
+		tctx, cancel := context.WithTimeout(ctx, p.Timeout)
+		out, err := e.runWithin(tctx, p, call, override, path, tried)
+		if err != nil || out.Stream == nil {
+			cancel()
+			return out, err
+		}
+		// A stream is read after Run returns: the timeout covers it whole, released by Close.
+		inner := out.release
+		out.release = func() {
+			if inner != nil {
+				inner()
+			}
+			cancel()
+		}
+		return out, nil
+	}
+	return e.runWithin(ctx, p, call, override, path, tried)
+}
+
+func (e *Engine) runWithin(ctx context.Context, p Plan, call providers.Call, override map[string]any, path string, tried *[]string) (Outcome, error) {
+	if p.Target != nil {
+		return e.leaf(ctx, p, call, override, path)
+	}
+	if len(p.Targets) == 0 {
+		return Outcome{}, fmt.Errorf("gateway: the plan at %s has no targets", path)
+	}
+	switch p.Mode {
+	case "loadbalance":
+		i := pickWeighted(p.Targets)
+		return e.run(ctx, p.Targets[i], call, override, path+"."+strconv.Itoa(i), tried)
+	case "fallback":
+		var last error
+		for i, t := range p.Targets {
+			sub := path + "." + strconv.Itoa(i)
+			out, err := e.run(ctx, t, call, override, sub, tried)
+			if err == nil {
+				return out, nil
+			}
+			last = err
+			if ctx.Err() != nil || !fallsBack(err, p.OnStatusCodes) {
+				return out, err
+			}
+			*tried = append(*tried, sub)
+		}
+		return Outcome{}, last
+	}
+	return e.run(ctx, p.Targets[0], call, override, path+".0", tried)
+}
+
+// leaf calls one target, retrying as its plan says.
+func (e *Engine) leaf(ctx context.Context, p Plan, call providers.Call, override map[string]any, path string) (Outcome, error) {
+	adapter, ok := e.Providers.Get(p.Target.Provider)
+	if !ok {
+		return Outcome{}, &UnknownProviderError{Provider: p.Target.Provider}
+	}
+	if len(override) > 0 {
+		body, err := applyOverrides(call.Body, override)
+		if err != nil {
+			return Outcome{}, err
+		}
+		call.Body = body
+		if m, ok := override["model"].(string); ok {
+			call.Model = m
+		}
+	}
+	statuses := p.Retry.OnStatusCodes
+	if len(statuses) == 0 {
+		statuses = DefaultRetryStatuses
+	}
+	backoff := 250 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		out, err := invoke(ctx, adapter, *p.Target, call)
+		if err == nil {
+			out.Path, out.Retries, out.Target = path, attempt, *p.Target
+			return out, nil
+		}
+		if attempt >= p.Retry.Attempts || ctx.Err() != nil || !retriable(err, statuses) {
+			return Outcome{Path: path, Retries: attempt, Target: *p.Target}, err
+		}
+		wait := backoff
+		var up *providers.UpstreamError
+		if errors.As(err, &up) && up.RetryAfter > 0 {
+			wait = up.RetryAfter
+		}
+		if e.MaxBackoff > 0 && wait > e.MaxBackoff {
+			wait = e.MaxBackoff
+		}
+		if err := e.sleep(ctx, wait); err != nil {
+			return Outcome{Path: path, Retries: attempt, Target: *p.Target}, err
+		}
+		backoff *= 2
+	}
+}
+
+// invoke calls the adapter capability the endpoint needs.
+func invoke(ctx context.Context, a providers.Provider, t providers.Target, c providers.Call) (Outcome, error) {
+	var (
+		resp *providers.Response
+		err  error
+	)
+	switch c.Endpoint {
+	case providers.EndpointChat:
+		if c.Stream {
+			s, ok := a.(providers.ChatStreamer)
+			if !ok {
+				return Outcome{}, &UnsupportedError{Provider: a.Name(), What: "streamed chat completions"}
+			}
+			st, err := s.ChatStream(ctx, t, c)
+			return Outcome{Stream: st}, err
+		}
+		resp, err = a.Chat(ctx, t, c)
+	case providers.EndpointCompletion:
+		if c.Stream {
+			s, ok := a.(providers.CompletionStreamer)
+			if !ok {
+				return Outcome{}, &UnsupportedError{Provider: a.Name(), What: "streamed completions"}
+			}
+			st, err := s.CompleteStream(ctx, t, c)
+			return Outcome{Stream: st}, err
+		}
+		cp, ok := a.(providers.Completer)
+		if !ok {
+			return Outcome{}, &UnsupportedError{Provider: a.Name(), What: "completions"}
+		}
+		resp, err = cp.Complete(ctx, t, c)
+	case providers.EndpointEmbed:
+		em, ok := a.(providers.Embedder)
+		if !ok {
+			return Outcome{}, &UnsupportedError{Provider: a.Name(), What: "embeddings"}
+		}
+		resp, err = em.Embed(ctx, t, c)
+	case providers.EndpointRerank:
+		rr, ok := a.(providers.Reranker)
+		if !ok {
+			return Outcome{}, &UnsupportedError{Provider: a.Name(), What: "rerank"}
+		}
+		resp, err = rr.Rerank(ctx, t, c)
+	default:
+		return Outcome{}, &UnsupportedError{Provider: a.Name(), What: c.Endpoint}
+	}
+	return Outcome{Response: resp}, err
+}
+
+// retriable: a status the retry names, or a provider that could not be reached.
+func retriable(err error, statuses []int) bool {
+	var up *providers.UpstreamError
+	if errors.As(err, &up) {
+		return slices.Contains(statuses, up.Status)
+	}
+	var conn *providers.ConnectionError
+	return errors.As(err, &conn)
+}
+
+// fallsBack: a fallback moves on from a target that failed with one of on (every error status
+// when on is empty), or could not be reached, or does not support the call.
+func fallsBack(err error, on []int) bool {
+	var up *providers.UpstreamError
+	if errors.As(err, &up) {
+		return len(on) == 0 || slices.Contains(on, up.Status)
+	}
+	var conn *providers.ConnectionError
+	var unsupported *UnsupportedError
+	return errors.As(err, &conn) || errors.As(err, &unsupported)
+}
+
+func pickWeighted(targets []Plan) int {
+	total := 0.0
+	for _, t := range targets {
+		total += max(t.Weight, 0)
+	}
+	if total <= 0 {
+		return rand.IntN(len(targets))
+	}
+	r := rand.Float64() * total
+	for i, t := range targets {
+		r -= max(t.Weight, 0)
+		if r < 0 {
+			return i
+		}
+	}
+	return len(targets) - 1
+}
+
+// mergeOverrides: a nested plan inherits its parents' override_params unless it sets the key.
+func mergeOverrides(parent, own map[string]any) map[string]any {
+	if len(parent) == 0 {
+		return own
+	}
+	out := make(map[string]any, len(parent)+len(own))
+	for k, v := range parent {
+		out[k] = v
+	}
+	for k, v := range own {
+		out[k] = v
+	}
+	return out
+}
+
+// applyOverrides replaces top-level fields of a JSON body; the rest stays as sent.
+func applyOverrides(body []byte, override map[string]any) ([]byte, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return nil, fmt.Errorf("gateway: override_params need a JSON object body: %w", err)
+	}
+	for k, v := range override {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		fields[k] = raw
+	}
+	return json.Marshal(fields)
+}
+
+// UnknownProviderError: a plan names a provider no adapter serves.
+type UnknownProviderError struct{ Provider string }
+
+func (e *UnknownProviderError) Error() string {
+	return fmt.Sprintf("provider %q is not supported", e.Provider)
+}
+
+// UnsupportedError: the provider cannot serve this kind of call.
+type UnsupportedError struct{ Provider, What string }
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("provider %s does not support %s", e.Provider, e.What)
+}

@@ -1,0 +1,248 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/causeway/causeway/domain"
+)
+
+// CohereBaseURL is Cohere's API (docs.cohere.com/reference/rerank).
+const CohereBaseURL = "https://api.cohere.com"
+
+// Cohere is the adapter for Cohere: rerank on its own v2 API, and chat and embeddings on its
+// Compatibility API, which speaks OpenAI's dialect under {base}/compatibility/v1
+// (docs.cohere.com/docs/compatibility-api) but refuses stream_options.
+type Cohere struct {
+	compat *OpenAICompatible
+	client *http.Client
+}
+
+var (
+	_ Provider     = (*Cohere)(nil)
+	_ ChatStreamer = (*Cohere)(nil)
+	_ Embedder     = (*Cohere)(nil)
+	_ Reranker     = (*Cohere)(nil)
+)
+
+// NewCohere returns the Cohere adapter; client is used when a Target carries none (nil:
+// NewClient()).
+func NewCohere(client *http.Client) *Cohere {
+	if client == nil {
+		client = NewClient()
+	}
+	compat := &OpenAICompatible{
+		name:   "cohere",
+		d:      dialect{baseURL: CohereBaseURL + "/compatibility/v1", streamOptions: dropStreamOptions},
+		client: client,
+	}
+	return &Cohere{compat: compat, client: client}
+}
+
+// Name is "cohere".
+func (p *Cohere) Name() string { return "cohere" }
+
+// compatTarget points a Target's base (Cohere's API root) at the Compatibility API.
+func compatTarget(t Target) Target {
+	if t.BaseURL != "" {
+		t.BaseURL = strings.TrimRight(t.BaseURL, "/") + "/compatibility/v1"
+	}
+	return t
+}
+
+// Chat is the Compatibility API's POST /chat/completions.
+func (p *Cohere) Chat(ctx context.Context, t Target, c Call) (*Response, error) {
+	return p.compat.Chat(ctx, compatTarget(t), c)
+}
+
+// ChatStream is the Compatibility API's streamed POST /chat/completions.
+func (p *Cohere) ChatStream(ctx context.Context, t Target, c Call) (Stream, error) {
+	return p.compat.ChatStream(ctx, compatTarget(t), c)
+}
+
+// Embed is the Compatibility API's POST /embeddings.
+func (p *Cohere) Embed(ctx context.Context, t Target, c Call) (*Response, error) {
+	return p.compat.Embed(ctx, compatTarget(t), c)
+}
+
+// rerankRequest is the gateway's rerank body (specification 2.5).
+type rerankRequest struct {
+	Model           string            `json:"model"`
+	Query           string            `json:"query"`
+	Documents       []json.RawMessage `json:"documents"`
+	TopN            *int              `json:"top_n"`
+	ReturnDocuments bool              `json:"return_documents"`
+	MaxChunksPerDoc *int              `json:"max_chunks_per_doc"`
+	MaxTokensPerDoc *int              `json:"max_tokens_per_doc"`
+	Priority        json.RawMessage   `json:"priority"`
+}
+
+// cohereRerankRequest is Cohere's POST /v2/rerank body (docs.cohere.com/reference/rerank):
+// documents are strings, and the v1 fields return_documents and max_chunks_per_doc are gone.
+type cohereRerankRequest struct {
+	Model           string          `json:"model"`
+	Query           string          `json:"query"`
+	Documents       []string        `json:"documents"`
+	TopN            *int            `json:"top_n,omitempty"`
+	MaxTokensPerDoc *int            `json:"max_tokens_per_doc,omitempty"`
+	Priority        json.RawMessage `json:"priority,omitempty"`
+}
+
+// cohereRerankResponse is the part of Cohere's answer the adapter reads: its billing meta.
+type cohereRerankResponse struct {
+	Meta *struct {
+		BilledUnits *cohereUnits `json:"billed_units"`
+		Tokens      *cohereUnits `json:"tokens"`
+	} `json:"meta"`
+}
+
+type cohereUnits struct {
+	InputTokens  float64 `json:"input_tokens"`
+	OutputTokens float64 `json:"output_tokens"`
+	SearchUnits  float64 `json:"search_units"`
+}
+
+// Rerank is POST {base}/v2/rerank. The answer is Cohere's own object (specification 2.5);
+// when the client asked for return_documents, which v2 no longer does itself, each result
+// gets the document back as v1 gave it ({"document":{"text":...}}). max_chunks_per_doc, a v1
+// field with no v2 equivalent, is not sent.
+func (p *Cohere) Rerank(ctx context.Context, t Target, c Call) (*Response, error) {
+	var in rerankRequest
+	if err := json.Unmarshal(c.Body, &in); err != nil {
+		return nil, domain.Invalid("body", "the rerank body must be a JSON object")
+	}
+	out := cohereRerankRequest{Model: in.Model, Query: in.Query, TopN: in.TopN,
+		MaxTokensPerDoc: in.MaxTokensPerDoc, Priority: in.Priority}
+	if c.Model != "" {
+		out.Model = c.Model
+	}
+	for i, d := range in.Documents {
+		text, err := documentText(d)
+		if err != nil {
+			return nil, domain.Invalid(fmt.Sprintf("documents[%d]", i), "a document is a string or an object with a text field")
+		}
+		out.Documents = append(out.Documents, text)
+	}
+	body, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	base := strings.TrimRight(t.BaseURL, "/")
+	if base == "" {
+		base = CohereBaseURL
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v2/rerank", bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("cohere: building the request: %w", redactError(err, t.APIKey))
+	}
+	forwardHeaders(req.Header, c.Header, false)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if t.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+t.APIKey)
+	}
+	client := t.Client
+	if client == nil {
+		client = p.client
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, transportError(ctx, "cohere", err, t.APIKey)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, NewUpstreamError("cohere", resp, t.APIKey)
+	}
+	answer, err := readAnswer(ctx, "cohere", resp, t.APIKey)
+	if err != nil {
+		return nil, err
+	}
+	var parsed cohereRerankResponse
+	if err := json.Unmarshal(answer, &parsed); err != nil {
+		return nil, &UpstreamError{Status: http.StatusBadGateway, Provider: "cohere",
+			Body: OpenAIErrorBody(http.StatusBadGateway, []byte("cohere answered a rerank that is not JSON"))}
+	}
+	if in.ReturnDocuments {
+		if answer, err = withDocuments(answer, out.Documents); err != nil {
+			return nil, err
+		}
+	}
+	return &Response{Status: resp.StatusCode, Header: answerHeaders(resp.Header), Body: answer, Usage: parsed.usage()}, nil
+}
+
+// usage counts billed tokens where Cohere reports them (meta.billed_units, else meta.tokens).
+// Search units, what rerank is usually billed in, have no place in Usage.
+func (r *cohereRerankResponse) usage() Usage {
+	if r.Meta == nil {
+		return Usage{}
+	}
+	u := r.Meta.BilledUnits
+	if u == nil || u.InputTokens+u.OutputTokens == 0 {
+		u = r.Meta.Tokens
+	}
+	if u == nil {
+		return Usage{}
+	}
+	in, out := int(u.InputTokens), int(u.OutputTokens)
+	return Usage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out}
+}
+
+// documentText is a document as Cohere v2 takes it: a string as is, an object by its text,
+// and any other object as its JSON (v2 asks structured documents to be sent as text).
+func documentText(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "", fmt.Errorf("empty document")
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	case '{':
+		var doc struct {
+			Text *string `json:"text"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			return "", err
+		}
+		if doc.Text != nil {
+			return *doc.Text, nil
+		}
+		return string(raw), nil
+	}
+	return "", fmt.Errorf("a document is a string or an object")
+}
+
+// withDocuments adds each result's document ({"document":{"text":...}}) to Cohere's answer,
+// leaving every other field as Cohere sent it.
+func withDocuments(answer []byte, docs []string) ([]byte, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(answer, &top); err != nil {
+		return answer, nil
+	}
+	var results []map[string]json.RawMessage
+	if err := json.Unmarshal(top["results"], &results); err != nil {
+		return answer, nil
+	}
+	for _, r := range results {
+		var i int
+		if json.Unmarshal(r["index"], &i) != nil || i < 0 || i >= len(docs) {
+			continue
+		}
+		doc, err := json.Marshal(map[string]string{"text": docs[i]})
+		if err != nil {
+			return nil, err
+		}
+		r["document"] = doc
+	}
+	raw, err := json.Marshal(results)
+	if err != nil {
+		return nil, err
+	}
+	top["results"] = raw
+	return json.Marshal(top)
+}

@@ -1,0 +1,287 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Helpers every adapter shares to turn what an upstream answered (or failed to) into the
+// errors of provider.go: UpstreamError for an answer outside 2xx, ConnectionError for a
+// provider that could not be reached, ctx.Err() for a caller that gave up.
+
+// maxErrorBody bounds how much of an error answer is read: enough for any provider's error
+// object, not enough for a hostile host to make the gateway buffer without limit.
+const maxErrorBody = 1 << 20
+
+// maxAnswerBody bounds a whole (non-streamed) answer; large embedding batches are the
+// biggest legitimate answers.
+const maxAnswerBody = 256 << 20
+
+// redacted replaces a credential wherever an upstream or a transport error echoes it.
+const redacted = "[redacted]"
+
+// NewUpstreamError reads (and closes) an answer outside 2xx and returns it as an
+// UpstreamError: its status, its Retry-After, and its body in OpenAI's error shape. apiKey is
+// scrubbed from the body, since some providers quote the credential they refused. The gateway
+// may use it on a pass-through answer it decides to retry or fall back from.
+func NewUpstreamError(provider string, resp *http.Response, apiKey string) *UpstreamError {
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	return &UpstreamError{
+		Status:     resp.StatusCode,
+		RetryAfter: RetryAfter(resp.Header, time.Now()),
+		Body:       OpenAIErrorBody(resp.StatusCode, scrub(body, apiKey)),
+		Provider:   provider,
+	}
+}
+
+// RetryAfter is how long an answer asks the client to wait: OpenAI's retry-after-ms when
+// present (it is finer), else Retry-After as delay-seconds or an HTTP-date (RFC 9110 10.2.3).
+// Zero when absent, malformed or in the past.
+func RetryAfter(h http.Header, now time.Time) time.Duration {
+	if ms := strings.TrimSpace(h.Get("Retry-After-Ms")); ms != "" {
+		if v, err := strconv.ParseFloat(ms, 64); err == nil && v > 0 {
+			return time.Duration(v * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		return time.Duration(secs * float64(time.Second))
+	}
+	if at, err := http.ParseTime(v); err == nil && at.After(now) {
+		return at.Sub(now)
+	}
+	return 0
+}
+
+// openAIError is OpenAI's error object; param and code are null when absent, as OpenAI
+// sends them.
+type openAIError struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Param   json.RawMessage `json:"param"`
+	Code    json.RawMessage `json:"code"`
+}
+
+// OpenAIErrorBody turns a provider's error body into OpenAI's {"error":{"message","type",
+// "param","code"}}. It understands the shapes OpenAI-compatible providers use: OpenAI's own
+// (also Anthropic's {"type":"error","error":{...}}, Gemini's {"error":{"code","message",
+// "status"}}), a bare {"error":"text"} (Ollama), a top-level message (Mistral, vLLM, Cohere),
+// FastAPI's {"detail":...}, and plain text.
+func OpenAIErrorBody(status int, body []byte) []byte {
+	e := openAIError{Type: errorType(status), Param: json.RawMessage("null"), Code: json.RawMessage("null")}
+	var raw struct {
+		Error   json.RawMessage `json:"error"`
+		Message json.RawMessage `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+		Type    json.RawMessage `json:"type"`
+		Param   json.RawMessage `json:"param"`
+		Code    json.RawMessage `json:"code"`
+	}
+	trimmed := bytes.TrimSpace(body)
+	if json.Unmarshal(trimmed, &raw) == nil {
+		switch {
+		case isObject(raw.Error):
+			var inner struct {
+				Message json.RawMessage `json:"message"`
+				Type    json.RawMessage `json:"type"`
+				Status  json.RawMessage `json:"status"`
+				Param   json.RawMessage `json:"param"`
+				Code    json.RawMessage `json:"code"`
+			}
+			_ = json.Unmarshal(raw.Error, &inner)
+			e.Message = text(inner.Message)
+			e.fill(inner.Type, inner.Param, inner.Code)
+			if t := text(inner.Status); t != "" && text(inner.Type) == "" {
+				e.Type = t
+			}
+		case text(raw.Error) != "":
+			e.Message = text(raw.Error)
+		case text(raw.Message) != "":
+			e.Message = text(raw.Message)
+			e.fill(raw.Type, raw.Param, raw.Code)
+		case len(raw.Detail) > 0:
+			e.Message = text(raw.Detail)
+			if e.Message == "" {
+				e.Message = string(raw.Detail)
+			}
+		}
+	} else if len(trimmed) > 0 && len(trimmed) <= 4096 {
+		e.Message = string(trimmed)
+	}
+	if e.Message == "" {
+		e.Message = http.StatusText(status)
+		if e.Message == "" {
+			e.Message = "upstream error " + strconv.Itoa(status)
+		}
+	}
+	out, _ := json.Marshal(struct {
+		Error openAIError `json:"error"`
+	}{e})
+	return out
+}
+
+// fill takes the provider's type, param and code where they are usable: a type must be a
+// string, a param a string, a code a string or a number.
+func (e *openAIError) fill(typ, param, code json.RawMessage) {
+	if t := text(typ); t != "" {
+		e.Type = t
+	}
+	if text(param) != "" {
+		e.Param = param
+	}
+	if c := bytes.TrimSpace(code); len(c) > 0 && (c[0] == '"' || c[0] == '-' || (c[0] >= '0' && c[0] <= '9')) {
+		e.Code = c
+	}
+}
+
+// errorType names an error by its status as OpenAI does.
+func errorType(status int) string {
+	switch {
+	case status == http.StatusUnauthorized:
+		return "authentication_error"
+	case status == http.StatusForbidden:
+		return "permission_error"
+	case status == http.StatusNotFound:
+		return "not_found_error"
+	case status == http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case status >= 500:
+		return "server_error"
+	}
+	return "invalid_request_error"
+}
+
+func isObject(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{'
+}
+
+// text is a JSON string's value; anything else is empty.
+func text(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// transportError classifies a failure to get an answer. A caller that gave up gets its
+// context's error; a deadline (the request timeout) is a timed-out ConnectionError that still
+// unwraps to context.DeadlineExceeded; anything else (DNS, refused, TLS, reset) is a
+// ConnectionError, with Timeout when the network said so. The request URL's query and any
+// echo of apiKey are removed, so that no credential reaches a log or a client.
+func transportError(ctx context.Context, provider string, err error, apiKey string) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		if errors.Is(ctxErr, context.DeadlineExceeded) {
+			return &ConnectionError{Provider: provider, Timeout: true, Err: ctxErr}
+		}
+		return ctxErr
+	}
+	var netErr net.Error
+	timeout := errors.As(err, &netErr) && netErr.Timeout()
+	return &ConnectionError{Provider: provider, Timeout: timeout, Err: redactError(err, apiKey)}
+}
+
+// redactError strips the query and user info from a url.Error's URL (some providers take the
+// key in the query) and replaces apiKey in the message, keeping Timeout and Unwrap working.
+func redactError(err error, apiKey string) error {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		if u, perr := url.Parse(uerr.URL); perr == nil {
+			u.RawQuery, u.User = "", nil
+			uerr = &url.Error{Op: uerr.Op, URL: u.String(), Err: uerr.Err}
+			err = uerr
+		}
+	}
+	if apiKey != "" && strings.Contains(err.Error(), apiKey) {
+		return &scrubbedError{msg: strings.ReplaceAll(err.Error(), apiKey, redacted), err: err}
+	}
+	return err
+}
+
+// scrubbedError carries a cause whose message quoted a credential: the message is scrubbed,
+// the chain (for errors.Is and net.Error) is kept.
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }
+func (e *scrubbedError) Timeout() bool {
+	var netErr net.Error
+	return errors.As(e.err, &netErr) && netErr.Timeout()
+}
+
+func scrub(body []byte, apiKey string) []byte {
+	if apiKey == "" || !bytes.Contains(body, []byte(apiKey)) {
+		return body
+	}
+	return bytes.ReplaceAll(body, []byte(apiKey), []byte(redacted))
+}
+
+// readAnswer reads a whole 2xx answer, bounded.
+func readAnswer(ctx context.Context, provider string, resp *http.Response, apiKey string) ([]byte, error) {
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBody+1))
+	if err != nil {
+		return nil, transportError(ctx, provider, err, apiKey)
+	}
+	if len(body) > maxAnswerBody {
+		return nil, &ConnectionError{Provider: provider, Err: errors.New("answer larger than 256 MiB")}
+	}
+	return body, nil
+}
+
+// NewClient returns the HTTP client adapters use when a Target carries none: no overall
+// timeout (a stream may last minutes; the caller's context bounds a call), bounded dialing and
+// TLS handshakes, and a connection pool sized for a gateway's concurrency rather than
+// net/http's default of two idle connections per host.
+func NewClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = 1024
+	tr.MaxIdleConnsPerHost = 256
+	tr.IdleConnTimeout = 90 * time.Second
+	tr.TLSHandshakeTimeout = 10 * time.Second
+	tr.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	return &http.Client{Transport: tr}
+}
+
+// Headers never forwarded from the client: the gateway's own, hop-by-hop ones (RFC 9110
+// 7.6.1), and the credential headers the adapter sets itself from the Target.
+var hopByHop = map[string]bool{
+	"Connection": true, "Keep-Alive": true, "Proxy-Connection": true, "Proxy-Authenticate": true,
+	"Proxy-Authorization": true, "Te": true, "Trailer": true, "Transfer-Encoding": true,
+	"Upgrade": true, "Host": true, "Content-Length": true,
+	"Authorization": true, "Api-Key": true, "X-Api-Key": true, "X-Goog-Api-Key": true,
+}
+
+// forwardHeaders copies the client's forwarded headers into dst, leaving out x-gateway-*,
+// hop-by-hop and credential headers; keepEncoding keeps Accept-Encoding (pass-through returns
+// the body unread, so it may stay compressed; every other call parses the answer).
+func forwardHeaders(dst, src http.Header, keepEncoding bool) {
+	for name, values := range src {
+		canon := http.CanonicalHeaderKey(name)
+		if hopByHop[canon] || strings.HasPrefix(canon, "X-Gateway-") ||
+			(!keepEncoding && canon == "Accept-Encoding") {
+			continue
+		}
+		dst[canon] = append([]string(nil), values...)
+	}
+}

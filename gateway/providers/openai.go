@@ -1,0 +1,738 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/gateway/sse"
+)
+
+// dialect is what sets one OpenAI-compatible provider apart from OpenAI.
+type dialect struct {
+	// baseURL is the default base; empty: the Target must carry one (self-hosted servers).
+	baseURL string
+	// apiKeyHeader, when set, carries the key bare in that header (Azure's api-key) instead of
+	// Authorization: Bearer.
+	apiKeyHeader string
+	// suffix is appended to a Target's base URL that lacks it (Ollama serves OpenAI's API
+	// under /v1 beside its own).
+	suffix string
+	// streamOptions says what becomes of stream_options on a stream.
+	streamOptions streamOptionsPolicy
+	// azure: deployment-scoped URLs with an api-version query.
+	azure bool
+}
+
+// dialects are the providers that speak OpenAI's API, with their documented base URLs.
+var dialects = map[string]dialect{
+	"openai":       {baseURL: "https://api.openai.com/v1"},
+	"azure-openai": {apiKeyHeader: "api-key", azure: true},
+	"groq":         {baseURL: "https://api.groq.com/openai/v1"},
+	// Mistral validates bodies strictly and sends usage in its last chunk on its own.
+	"mistral-ai":   {baseURL: "https://api.mistral.ai/v1", streamOptions: keepStreamOptions},
+	"together-ai":  {baseURL: "https://api.together.xyz/v1"},
+	"fireworks-ai": {baseURL: "https://api.fireworks.ai/inference/v1"},
+	"deepseek":     {baseURL: "https://api.deepseek.com/v1"},
+	"openrouter":   {baseURL: "https://openrouter.ai/api/v1"},
+	"vllm":         {},
+	"ollama":       {suffix: "/v1"},
+}
+
+// streamOptionsPolicy: what a stream's stream_options become upstream.
+type streamOptionsPolicy int
+
+const (
+	// askStreamUsage adds include_usage when the client did not ask (OpenAI's default).
+	askStreamUsage streamOptionsPolicy = iota
+	// keepStreamOptions sends the client's as they are: the provider reports usage unasked.
+	keepStreamOptions
+	// dropStreamOptions removes them: the provider refuses the field.
+	dropStreamOptions
+)
+
+// AzureDefaultAPIVersion is used when a Target names none: the latest generally available
+// version of Azure OpenAI's data-plane inference API.
+const AzureDefaultAPIVersion = "2024-10-21"
+
+// Target.Options keys read by the OpenAI-compatible adapters. The Azure ones match the
+// x-gateway-azure-resource-name, -deployment-id and -api-version headers.
+const (
+	OptionAzureResource   = "resource_name"
+	OptionAzureDeployment = "deployment_id"
+	OptionAzureAPIVersion = "api_version"
+	OptionOpenAIOrg       = "organization" // OpenAI-Organization header
+	OptionOpenAIProject   = "project"      // OpenAI-Project header
+)
+
+// OpenAICompatible is the adapter for OpenAI and every provider that speaks its dialect. The
+// body goes out as the client sent it (OpenAI's JSON is the gateway's own), except for the
+// model, the stream flag, stream usage and, in strict mode, fields OpenAI does not define; the
+// answer comes back unchanged.
+type OpenAICompatible struct {
+	name   string
+	d      dialect
+	client *http.Client
+}
+
+var (
+	_ Provider           = (*OpenAICompatible)(nil)
+	_ ChatStreamer       = (*OpenAICompatible)(nil)
+	_ Completer          = (*OpenAICompatible)(nil)
+	_ CompletionStreamer = (*OpenAICompatible)(nil)
+	_ Embedder           = (*OpenAICompatible)(nil)
+	_ PassThrougher      = (*OpenAICompatible)(nil)
+)
+
+// NewOpenAICompatible returns the adapter for name, one of OpenAICompatibleNames. client is
+// used when a Target carries none; nil: NewClient().
+func NewOpenAICompatible(name string, client *http.Client) (*OpenAICompatible, error) {
+	d, ok := dialects[name]
+	if !ok {
+		return nil, fmt.Errorf("providers: %q is not an OpenAI-compatible provider", name)
+	}
+	if client == nil {
+		client = NewClient()
+	}
+	return &OpenAICompatible{name: name, d: d, client: client}, nil
+}
+
+// OpenAICompatibleNames lists the providers NewOpenAICompatible serves.
+func OpenAICompatibleNames() []string {
+	out := make([]string, 0, len(dialects))
+	for n := range dialects {
+		out = append(out, n)
+	}
+	return out
+}
+
+// Name is the provider's name.
+func (p *OpenAICompatible) Name() string { return p.name }
+
+// Chat is POST /chat/completions.
+func (p *OpenAICompatible) Chat(ctx context.Context, t Target, c Call) (*Response, error) {
+	return p.whole(ctx, t, c, "/chat/completions", chatFields)
+}
+
+// Complete is POST /completions.
+func (p *OpenAICompatible) Complete(ctx context.Context, t Target, c Call) (*Response, error) {
+	return p.whole(ctx, t, c, "/completions", completionFields)
+}
+
+// Embed is POST /embeddings.
+func (p *OpenAICompatible) Embed(ctx context.Context, t Target, c Call) (*Response, error) {
+	return p.whole(ctx, t, c, "/embeddings", embeddingFields)
+}
+
+// ChatStream is POST /chat/completions with stream=true.
+func (p *OpenAICompatible) ChatStream(ctx context.Context, t Target, c Call) (Stream, error) {
+	return p.stream(ctx, t, c, "/chat/completions", chatFields)
+}
+
+// CompleteStream is POST /completions with stream=true.
+func (p *OpenAICompatible) CompleteStream(ctx context.Context, t Target, c Call) (Stream, error) {
+	return p.stream(ctx, t, c, "/completions", completionFields)
+}
+
+// whole sends a call whose answer is read at once.
+func (p *OpenAICompatible) whole(ctx context.Context, t Target, c Call, path string, fields map[string]bool) (*Response, error) {
+	body, _, err := prepareBody(c, t.StrictOpenAI, fields, false, keepStreamOptions)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.post(ctx, t, c, path, body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, NewUpstreamError(p.name, resp, t.APIKey)
+	}
+	answer, err := readAnswer(ctx, p.name, resp, t.APIKey)
+	if err != nil {
+		return nil, err
+	}
+	return &Response{
+		Status: resp.StatusCode,
+		Header: answerHeaders(resp.Header),
+		Body:   answer,
+		Usage:  usageOf(answer),
+	}, nil
+}
+
+// stream sends a streamed call. Usage is always asked for (stream_options.include_usage) where
+// the provider accepts it, so the request log has it; when the client did not ask, the
+// usage-only last chunk OpenAI then adds is read for its usage and not yielded, so the client
+// sees the stream it asked for.
+func (p *OpenAICompatible) stream(ctx context.Context, t Target, c Call, path string, fields map[string]bool) (Stream, error) {
+	body, hideUsage, err := prepareBody(c, t.StrictOpenAI, fields, true, p.streamOptions(t))
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	resp, err := p.post(ctx, t, c, path, body)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer cancel() // after the error body is read
+		return nil, NewUpstreamError(p.name, resp, t.APIKey)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
+		// A provider that refuses a stream after all sometimes says so in a JSON 200.
+		defer cancel()
+		answer, err := readAnswer(ctx, p.name, resp, t.APIKey)
+		if err != nil {
+			return nil, err
+		}
+		return nil, &UpstreamError{Status: http.StatusBadGateway, Provider: p.name,
+			Body: OpenAIErrorBody(http.StatusBadGateway, scrub(answer, t.APIKey))}
+	}
+	return newChunkStream(ctx, cancel, p.name, t.APIKey, resp.Body, hideUsage), nil
+}
+
+// azureStreamUsageSince is the first Azure OpenAI API version that accepts stream_options;
+// older versions refuse the field as unrecognised.
+const azureStreamUsageSince = "2024-09-01"
+
+// streamOptions is the dialect's policy, except on an Azure API version too old for the field
+// (versions are dates, so they compare as strings).
+func (p *OpenAICompatible) streamOptions(t Target) streamOptionsPolicy {
+	if p.d.azure {
+		if v := t.Options[OptionAzureAPIVersion]; v != "" && v < azureStreamUsageSince {
+			return keepStreamOptions
+		}
+	}
+	return p.d.streamOptions
+}
+
+// post sends a JSON body to path.
+func (p *OpenAICompatible) post(ctx context.Context, t Target, c Call, path string, body []byte) (*http.Response, error) {
+	u, err := p.endpoint(t, c.Model, path, "")
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("%s: building the request: %w", p.name, redactError(err, t.APIKey))
+	}
+	forwardHeaders(req.Header, c.Header, false)
+	req.Header.Set("Content-Type", "application/json")
+	p.authorize(req.Header, t)
+	return p.send(ctx, t, req)
+}
+
+func (p *OpenAICompatible) send(ctx context.Context, t Target, req *http.Request) (*http.Response, error) {
+	client := t.Client
+	if client == nil {
+		client = p.client
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, transportError(ctx, p.name, err, t.APIKey)
+	}
+	return resp, nil
+}
+
+// authorize sets the Target's credential the provider's way; the client's own Authorization
+// never reaches the provider (forwardHeaders drops it).
+func (p *OpenAICompatible) authorize(h http.Header, t Target) {
+	if t.APIKey != "" {
+		if p.d.apiKeyHeader != "" {
+			h.Set(p.d.apiKeyHeader, t.APIKey)
+		} else {
+			h.Set("Authorization", "Bearer "+t.APIKey)
+		}
+	}
+	if org := t.Options[OptionOpenAIOrg]; org != "" {
+		h.Set("OpenAI-Organization", org)
+	}
+	if project := t.Options[OptionOpenAIProject]; project != "" {
+		h.Set("OpenAI-Project", project)
+	}
+}
+
+// base is the Target's base URL or the provider's default, without a trailing slash.
+func (p *OpenAICompatible) base(t Target) (string, error) {
+	base := strings.TrimRight(t.BaseURL, "/")
+	if base == "" {
+		base = p.d.baseURL
+	}
+	if base == "" {
+		return "", domain.Invalid("x-gateway-custom-host", "provider %s is self-hosted: it needs a custom host (its base URL)", p.name)
+	}
+	if p.d.suffix != "" && !strings.HasSuffix(base, p.d.suffix) {
+		base += p.d.suffix
+	}
+	return base, nil
+}
+
+// endpoint is the URL of path (an OpenAI path such as /chat/completions) with query.
+func (p *OpenAICompatible) endpoint(t Target, model, path, query string) (string, error) {
+	if p.d.azure {
+		return p.azureEndpoint(t, model, path, query)
+	}
+	base, err := p.base(t)
+	if err != nil {
+		return "", err
+	}
+	if query != "" {
+		return base + path + "?" + query, nil
+	}
+	return base + path, nil
+}
+
+// azureEndpoint builds Azure OpenAI's URL:
+// https://{resource}.openai.azure.com/openai/deployments/{deployment}/{path}?api-version=...
+// (learn.microsoft.com, "Azure OpenAI in Azure AI Foundry Models REST API reference"). A
+// Target's BaseURL stands for https://{resource}.openai.azure.com/openai. Paths that are not
+// deployment-scoped (files, batches, fine-tuning) go under /openai directly.
+func (p *OpenAICompatible) azureEndpoint(t Target, model, path, query string) (string, error) {
+	base := strings.TrimRight(t.BaseURL, "/")
+	if base == "" {
+		resource := t.Options[OptionAzureResource]
+		if resource == "" {
+			return "", domain.Invalid("x-gateway-azure-resource-name", "azure-openai needs a resource name")
+		}
+		if !isDNSLabel(resource) {
+			return "", domain.Invalid("x-gateway-azure-resource-name", "an Azure resource name has only letters, digits and hyphens")
+		}
+		base = "https://" + resource + ".openai.azure.com/openai"
+	}
+	if azureDeploymentScoped(path) {
+		deployment := t.Options[OptionAzureDeployment]
+		if deployment == "" {
+			deployment = model
+		}
+		if deployment == "" {
+			return "", domain.Invalid("x-gateway-azure-deployment-id", "azure-openai needs a deployment id")
+		}
+		base += "/deployments/" + url.PathEscape(deployment)
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return "", domain.Invalid("query", "the query string is malformed")
+	}
+	if q.Get("api-version") == "" {
+		version := t.Options[OptionAzureAPIVersion]
+		if version == "" {
+			version = AzureDefaultAPIVersion
+		}
+		if query != "" {
+			query += "&"
+		}
+		query += "api-version=" + url.QueryEscape(version)
+	}
+	return base + path + "?" + query, nil
+}
+
+func azureDeploymentScoped(path string) bool {
+	for _, prefix := range []string{"/chat/completions", "/completions", "/embeddings", "/audio/", "/images/"} {
+		if path == strings.TrimSuffix(prefix, "/") || strings.HasPrefix(path, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// isDNSLabel: a resource name becomes a host name label, so nothing else may pass (a dot, a
+// slash or an @ would point the credential at another host).
+func isDNSLabel(s string) bool {
+	if len(s) == 0 || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// PassThrough forwards any call (images, audio, files, batches, fine-tuning, any path) with its
+// method, path, query and body unchanged, and returns the provider's answer, whatever its
+// status, for the caller to copy (and close): a streamed answer is read as it arrives.
+// NewUpstreamError turns an answer the caller wants to retry or fall back from into an error.
+// Call.Header should carry the client's Content-Type and Accept besides the forwarded ones,
+// since a pass-through body may be multipart; JSON is assumed when it names none.
+func (p *OpenAICompatible) PassThrough(ctx context.Context, t Target, c Call) (*http.Response, error) {
+	path := c.Path
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	if strings.ContainsAny(path, "?#") || hasDotSegment(path) {
+		return nil, domain.Invalid("path", "the path must not contain ?, # or dot segments")
+	}
+	u, err := p.endpoint(t, c.Model, path, c.Query)
+	if err != nil {
+		return nil, err
+	}
+	method := c.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	var body io.Reader = http.NoBody
+	if len(c.Body) > 0 {
+		body = bytes.NewReader(c.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, fmt.Errorf("%s: building the request: %w", p.name, redactError(err, t.APIKey))
+	}
+	forwardHeaders(req.Header, c.Header, true)
+	if len(c.Body) > 0 && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	p.authorize(req.Header, t)
+	return p.send(ctx, t, req)
+}
+
+func hasDotSegment(path string) bool {
+	for _, seg := range strings.Split(path, "/") {
+		if unescaped, err := url.PathUnescape(seg); err != nil || unescaped == "." || unescaped == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// answerHeaders are the upstream headers worth handing back: the content type, the
+// provider's request id and processing time, and its rate-limit state.
+func answerHeaders(h http.Header) http.Header {
+	out := http.Header{}
+	for name, values := range h {
+		lower := strings.ToLower(name)
+		switch {
+		case lower == "content-type", lower == "x-request-id", lower == "request-id",
+			lower == "openai-processing-ms", lower == "openai-version", lower == "apim-request-id",
+			strings.HasPrefix(lower, "x-ratelimit-"):
+			out[name] = values
+		}
+	}
+	return out
+}
+
+// Fields OpenAI defines for each endpoint (platform.openai.com/docs/api-reference: "Create
+// chat completion", "Create completion", "Create embeddings"). Strict mode sends only these.
+var (
+	chatFields = fieldSet("messages", "model", "audio", "frequency_penalty", "function_call",
+		"functions", "logit_bias", "logprobs", "max_completion_tokens", "max_tokens", "metadata",
+		"modalities", "n", "parallel_tool_calls", "prediction", "presence_penalty",
+		"prompt_cache_key", "reasoning_effort", "response_format", "safety_identifier", "seed",
+		"service_tier", "stop", "store", "stream", "stream_options", "temperature", "tool_choice",
+		"tools", "top_logprobs", "top_p", "user", "verbosity", "web_search_options")
+	completionFields = fieldSet("model", "prompt", "best_of", "echo", "frequency_penalty",
+		"logit_bias", "logprobs", "max_tokens", "n", "presence_penalty", "seed", "stop", "stream",
+		"stream_options", "suffix", "temperature", "top_p", "user")
+	embeddingFields = fieldSet("input", "model", "dimensions", "encoding_format", "user")
+)
+
+func fieldSet(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// prepareBody makes the body the provider receives from the client's: the call's model,
+// stream set to the call's kind, in strict mode only OpenAI's fields, and for a stream
+// stream_options as policy says: with askStreamUsage, include_usage is added when the client
+// did not ask (hideUsage reports that). The body is re-encoded only when something changed.
+func prepareBody(c Call, strict bool, fields map[string]bool, stream bool, policy streamOptionsPolicy) (body []byte, hideUsage bool, err error) {
+	if !strict && !stream && bodyAsIs(c) {
+		return c.Body, false, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(c.Body, &m); err != nil || m == nil {
+		return nil, false, domain.Invalid("body", "the body must be a JSON object")
+	}
+	changed := false
+	if strict {
+		for k := range m {
+			if !fields[k] {
+				delete(m, k)
+				changed = true
+			}
+		}
+	}
+	if c.Model != "" {
+		if model, _ := json.Marshal(c.Model); !bytes.Equal(bytes.TrimSpace(m["model"]), model) {
+			m["model"] = model
+			changed = true
+		}
+	}
+	wantStream := []byte("false")
+	if stream {
+		wantStream = []byte("true")
+	}
+	if raw, ok := m["stream"]; (ok || stream) && !bytes.Equal(bytes.TrimSpace(raw), wantStream) {
+		m["stream"] = wantStream
+		changed = true
+	}
+	if !stream || policy == dropStreamOptions {
+		if _, ok := m["stream_options"]; ok {
+			delete(m, "stream_options")
+			changed = true
+		}
+	}
+	if stream && policy == askStreamUsage {
+		var opts map[string]json.RawMessage
+		if raw := m["stream_options"]; len(raw) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			if err := json.Unmarshal(raw, &opts); err != nil {
+				return nil, false, domain.Invalid("stream_options", "stream_options must be an object")
+			}
+		}
+		if !bytes.Equal(bytes.TrimSpace(opts["include_usage"]), []byte("true")) {
+			if opts == nil {
+				opts = map[string]json.RawMessage{}
+			}
+			opts["include_usage"] = json.RawMessage("true")
+			m["stream_options"], _ = json.Marshal(opts)
+			changed, hideUsage = true, true
+		}
+	}
+	if !changed {
+		return c.Body, hideUsage, nil
+	}
+	body, err = json.Marshal(m)
+	return body, hideUsage, err
+}
+
+// bodyAsIs reports, reading only the fields it may change, that a whole answer's body needs
+// nothing changed: the hot path of a chat call, which then costs one scan of the body.
+func bodyAsIs(c Call) bool {
+	var probe struct {
+		Model         json.RawMessage `json:"model"`
+		Stream        json.RawMessage `json:"stream"`
+		StreamOptions json.RawMessage `json:"stream_options"`
+	}
+	if json.Unmarshal(c.Body, &probe) != nil || !isObject(c.Body) || probe.StreamOptions != nil {
+		return false
+	}
+	if s := bytes.TrimSpace(probe.Stream); len(s) > 0 && !bytes.Equal(s, []byte("false")) {
+		return false
+	}
+	if c.Model == "" {
+		return true
+	}
+	var model string
+	return json.Unmarshal(probe.Model, &model) == nil && model == c.Model
+}
+
+// usageJSON is OpenAI's usage object, with DeepSeek's cache-hit count as a fallback for
+// cached tokens.
+type usageJSON struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"`
+}
+
+func (u *usageJSON) usage() Usage {
+	out := Usage{
+		PromptTokens:     u.PromptTokens,
+		CompletionTokens: u.CompletionTokens,
+		TotalTokens:      u.TotalTokens,
+		CachedTokens:     u.PromptCacheHitTokens,
+	}
+	if u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens > 0 {
+		out.CachedTokens = u.PromptTokensDetails.CachedTokens
+	}
+	if u.CompletionTokensDetails != nil {
+		out.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+	}
+	if out.TotalTokens == 0 {
+		out.TotalTokens = out.PromptTokens + out.CompletionTokens
+	}
+	return out
+}
+
+// usageOf reads the usage of a whole answer; zero when it has none.
+func usageOf(body []byte) Usage {
+	var a struct {
+		Usage *usageJSON `json:"usage"`
+	}
+	if json.Unmarshal(body, &a) != nil || a.Usage == nil {
+		return Usage{}
+	}
+	return a.Usage.usage()
+}
+
+// chunkStream reads an OpenAI-style event stream: data-only events of JSON chunks, ended by
+// data: [DONE] (platform.openai.com/docs/api-reference/chat-streaming).
+type chunkStream struct {
+	provider  string
+	apiKey    string
+	ctx       context.Context
+	cancel    context.CancelFunc
+	body      io.ReadCloser
+	events    *sse.Reader
+	hideUsage bool
+
+	usage  Usage
+	chunks int
+	err    error // sticky: io.EOF after [DONE], or the failure
+
+	// done and closeOnce let Close run on another goroutine than Next, as when the gateway
+	// stops a stream because its client went away.
+	done      atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func newChunkStream(ctx context.Context, cancel context.CancelFunc, provider, apiKey string, body io.ReadCloser, hideUsage bool) *chunkStream {
+	return &chunkStream{
+		provider: provider, apiKey: apiKey, ctx: ctx, cancel: cancel,
+		body: body, events: sse.NewReader(body), hideUsage: hideUsage,
+	}
+}
+
+var (
+	doneData    = []byte("[DONE]")
+	usageKey    = []byte(`"usage"`)
+	xGroqKey    = []byte(`"x_groq"`)
+	errorKey    = []byte(`"error"`)
+	nullLiteral = []byte("null")
+)
+
+// Next returns the next chunk's JSON. The end of the upstream without [DONE], a cut
+// connection or an error event is an error, never io.EOF, so a truncated answer is never
+// taken for a whole one.
+func (s *chunkStream) Next() ([]byte, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	for {
+		ev, err := s.events.Next()
+		if err != nil {
+			s.err = s.cut(err)
+			return nil, s.err
+		}
+		data := bytes.TrimSpace(ev.Data)
+		if len(data) == 0 {
+			continue
+		}
+		if bytes.Equal(data, doneData) {
+			s.done.Store(true)
+			s.err = io.EOF
+			return nil, io.EOF
+		}
+		if ev.Name == "error" || bytes.Contains(data, errorKey) {
+			if upErr := s.inBandError(ev.Name, data); upErr != nil {
+				s.err = upErr
+				return nil, upErr
+			}
+		}
+		if hasUsageObject(data) || bytes.Contains(data, xGroqKey) {
+			if usageOnly := s.captureUsage(data); usageOnly && s.hideUsage {
+				continue
+			}
+		}
+		s.chunks++
+		return data, nil
+	}
+}
+
+// hasUsageObject reports a "usage" key whose value is an object, without decoding: with
+// include_usage OpenAI sends "usage":null in every chunk but the last. Inside a JSON string a
+// quote is escaped, so "usage" followed by a colon is always a key.
+func hasUsageObject(data []byte) bool {
+	for {
+		i := bytes.Index(data, usageKey)
+		if i < 0 {
+			return false
+		}
+		rest := bytes.TrimLeft(data[i+len(usageKey):], " \t\r\n")
+		if len(rest) > 0 && rest[0] == ':' {
+			if v := bytes.TrimLeft(rest[1:], " \t\r\n"); len(v) > 0 && v[0] == '{' {
+				return true
+			}
+		}
+		data = data[i+len(usageKey):]
+	}
+}
+
+// cut turns a read failure into the stream's error: the caller's cancellation as is, anything
+// else as a ConnectionError saying how far the stream got.
+func (s *chunkStream) cut(err error) error {
+	if s.ctx.Err() != nil {
+		return transportError(s.ctx, s.provider, err, s.apiKey)
+	}
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+		return &ConnectionError{Provider: s.provider,
+			Err: fmt.Errorf("the stream ended after %d chunks without [DONE]: %w", s.chunks, err)}
+	}
+	return &ConnectionError{Provider: s.provider,
+		Err: fmt.Errorf("the stream failed after %d chunks: %w", s.chunks, redactError(err, s.apiKey))}
+}
+
+// inBandError recognises an error sent inside the stream (a chunk {"error":{...}}, or an
+// event named error), which OpenAI and others send when they fail after the answer began.
+func (s *chunkStream) inBandError(name string, data []byte) *UpstreamError {
+	var probe struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if name != "error" && (json.Unmarshal(data, &probe) != nil || len(probe.Error) == 0 || bytes.Equal(probe.Error, nullLiteral)) {
+		return nil
+	}
+	return &UpstreamError{Status: http.StatusBadGateway, Provider: s.provider,
+		Body: OpenAIErrorBody(http.StatusBadGateway, scrub(data, s.apiKey))}
+}
+
+// captureUsage keeps the usage a chunk reports (OpenAI: the last chunk's usage; Groq: also
+// x_groq.usage) and says whether the chunk is only that: no choices.
+func (s *chunkStream) captureUsage(data []byte) (usageOnly bool) {
+	var c struct {
+		Choices []json.RawMessage `json:"choices"`
+		Usage   *usageJSON        `json:"usage"`
+		XGroq   *struct {
+			Usage *usageJSON `json:"usage"`
+		} `json:"x_groq"`
+	}
+	if json.Unmarshal(data, &c) != nil {
+		return false
+	}
+	u := c.Usage
+	if u == nil && c.XGroq != nil {
+		u = c.XGroq.Usage
+	}
+	if u == nil {
+		return false
+	}
+	s.usage = u.usage()
+	return len(c.Choices) == 0 && c.Usage != nil
+}
+
+// Usage is what the stream reported; complete after io.EOF.
+func (s *chunkStream) Usage() Usage { return s.usage }
+
+// Close ends the stream. Before [DONE] it drops the connection, which is how the upstream
+// learns that the client went away; after it, the connection goes back to the pool.
+func (s *chunkStream) Close() error {
+	s.closeOnce.Do(func() {
+		if s.done.Load() {
+			_, _ = io.CopyN(io.Discard, s.body, 4<<10)
+		}
+		s.closeErr = s.body.Close()
+		s.cancel()
+	})
+	return s.closeErr
+}
