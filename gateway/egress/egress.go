@@ -300,8 +300,10 @@ func (g *Guard) Client(timeout time.Duration) *http.Client {
 		Proxy:                 nil,
 		DialContext:           g.DialContext,
 		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   32,
+		// A gateway holds many concurrent calls to few hosts: keep their connections (Go's
+		// default of 2 idle per host makes every burst dial anew).
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   256,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
