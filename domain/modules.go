@@ -2,7 +2,7 @@ package domain
 
 // modules lists every aggregate of the control plane; NewRegistry registers their events.
 func modules() []module {
-	return []module{
+	modules := []module{
 		organisationModule(),
 		userModule(),
 		inviteModule(),
@@ -15,4 +15,6 @@ func modules() []module {
 		notificationModule(),
 		{prefix: "audit", events: []Event{AccessDenied{}}},
 	}
+	modules = append(modules, gatewayModules()...)
+	return modules
 }

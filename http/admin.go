@@ -31,6 +31,9 @@ type Admin struct {
 	Features Features
 	// RecordDenial appends a refused attempt to the audit log (asynchronously is fine).
 	RecordDenial func(ctx context.Context, d domain.AccessDenied, md eventstore.Metadata)
+	// URLCheck checks base URLs that admins set on integrations and providers, as custom hosts
+	// are checked (gateway/egress); nil falls back to a literal-address check.
+	URLCheck commands.URLChecker
 	// PublicURL is how clients reach this service (CAUSEWAY_PUBLIC_URL), for links such as
 	// invites; empty: taken from each request's Host.
 	PublicURL string

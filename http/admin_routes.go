@@ -14,6 +14,7 @@ func (a *Admin) Register(r *mux.Router) {
 	a.registerWorkspaces(r)
 	a.registerUsers(r)
 	a.registerUsageLimitPolicies(r)
+	a.registerGatewayResources(r)
 }
 
 // must unwraps a handler constructor at start-up: a missing dependency is a wiring bug.

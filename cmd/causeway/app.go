@@ -115,7 +115,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			analytics.check,
 		},
 	}
-	gw, err := m.startGateway()
+	gw, err := m.startGateway(admin)
 	if err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 // startGateway builds the data plane: provider adapters, the engine that runs configs, the
 // rate limiter, the egress guard for custom hosts, and the request log pipeline. It reads only
 // the in-memory routing tables.
-func (m *Main) startGateway() (*httpapi.Gateway, error) {
+func (m *Main) startGateway(admin *httpapi.Admin) (*httpapi.Gateway, error) {
 	allowed, err := egress.ParseAllowList(m.Config.AllowedHosts)
 	if err != nil {
 		return nil, fmt.Errorf("CAUSEWAY_ALLOWED_HOSTS: %w", err)
@@ -212,11 +212,20 @@ func (m *Main) startGateway() (*httpapi.Gateway, error) {
 	m.LogBus = gochannel.NewGoChannel(gochannel.Config{OutputChannelBuffer: 1024}, watermill.NopLogger{})
 	sink := gateway.NewWatermillSink(m.LogBus, 10_000)
 	m.closers = append(m.closers, m.LogBus.Close, sink.Close) // Close runs them in reverse: flush, then the bus
+	sealer, err := commands.NewSealerFromSecret(admin.Secret)
+	if err != nil {
+		return nil, err
+	}
+	admin.URLCheck = guard // base URLs on integrations and providers are checked as custom hosts
+	client := guard.Client(0)
 	return &httpapi.Gateway{
 		Log: m.Logger, Routing: m.Read, Limiter: gateway.NewLimiter(m.Now), Logs: sink,
 		Engine: &gateway.Engine{Providers: providers.NewRegistry(adapters), MaxBackoff: 10 * time.Second},
-		Egress: guard, CustomHostClient: guard.Client(0), Now: func() time.Time { return m.Now() },
+		Egress: guard, CustomHostClient: client, Now: func() time.Time { return m.Now() },
 		MaxBody: m.Config.MaxBodyBytes,
+		// Configs and managed providers resolve from the routing tables, which alone hold the
+		// sealed credentials.
+		Plans: httpapi.Plans{Directory: m.Read, Sealer: sealer, Egress: guard, Client: client},
 	}, nil
 }
 

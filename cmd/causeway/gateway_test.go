@@ -271,3 +271,74 @@ func TestGatewayLogsEveryRequest(t *testing.T) {
 	assert.NotContains(t, string(raw), gatewayKey)
 	var _ message.Publisher = m.LogBus
 }
+
+// A managed provider (@slug) from an integration: the client never sees the provider key,
+// which the gateway opens in memory; a config with fallback and retries; a saved config.
+func TestGatewayManagedProvidersAndConfigs(t *testing.T) {
+	m := startGateway(t)
+	primary, backup := providertest.NewOpenAI(t), providertest.NewOpenAI(t)
+	admin := func(path string, body any) map[string]any { return post(t, m.URL()+path, gatewayKey, body) }
+	ws := admin("/workspaces", map[string]any{"name": "Apps"})["id"].(string)
+	key := admin("/api-keys/workspace/service", map[string]any{"name": "app", "workspace_id": ws, "scopes": []string{"completions.write"}})["key"].(string)
+	admin("/integrations", map[string]any{"name": "Primary", "slug": "primary", "ai_provider_id": "openai", "key": "sk-primary-secret",
+		"workspace_id": ws, "configurations": map[string]any{"custom_host": primary.BaseURL()}})
+	admin("/integrations", map[string]any{"name": "Backup", "slug": "backup", "ai_provider_id": "openai", "key": "sk-backup-secret",
+		"workspace_id": ws, "configurations": map[string]any{"custom_host": backup.BaseURL()}})
+
+	call := func(headers map[string]string) (*http.Response, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, m.URL()+"/chat/completions",
+			strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("x-gateway-api-key", key)
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var body map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		return resp, body
+	}
+
+	resp, body := call(map[string]string{"x-gateway-provider": "@primary"})
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%v", body)
+	assert.Equal(t, "Bearer sk-primary-secret", primary.LastRequest().Header.Get("Authorization"), "the sealed key, opened in memory")
+	resp, _ = call(map[string]string{"x-gateway-virtual-key": "backup"})
+	require.Equal(t, http.StatusOK, resp.StatusCode, "the legacy virtual-key header")
+	assert.Equal(t, "Bearer sk-backup-secret", backup.LastRequest().Header.Get("Authorization"))
+
+	// Fallback: the primary answers 503 (twice: once, and once more on retry), the backup serves.
+	primary.Script(providertest.Answer{Status: 503, Body: `{"error":{"message":"down"}}`}, providertest.Answer{Status: 503, Body: `{"error":{"message":"down"}}`})
+	config := `{"strategy":{"mode":"fallback"},"targets":[{"provider":"@primary","retry":{"attempts":1,"on_status_codes":[503]}},{"provider":"@backup","override_params":{"temperature":0.1}}]}`
+	before := len(backup.Requests())
+	resp, body = call(map[string]string{"x-gateway-config": config})
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%v", body)
+	assert.Equal(t, "0.1", resp.Header.Get("x-gateway-target"), "the answer names the target that served")
+	assert.Len(t, backup.Requests(), before+1)
+	assert.EqualValues(t, 0.1, backup.LastRequest().JSON()["temperature"], "override_params reach the provider")
+
+	// Retry on 429 with Retry-After, then success on the same target.
+	primary.Script(providertest.Answer{Status: 429, Header: http.Header{"Retry-After": {"0"}}, Body: `{"error":{"message":"slow down"}}`})
+	resp, _ = call(map[string]string{"x-gateway-config": `{"provider":"@primary","retry":{"attempts":2}}`})
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "1", resp.Header.Get("x-gateway-retry-count"))
+
+	// A saved config, referred to by its slug, behaves as the same config inline.
+	saved := admin("/configs", map[string]any{"name": "Prod routing", "slug": "prod-routing", "workspace_id": ws,
+		"config": map[string]any{"strategy": map[string]any{"mode": "loadbalance"}, "targets": []map[string]any{{"provider": "@backup", "weight": 1}}}})
+	require.NotEmpty(t, saved)
+	before = len(backup.Requests())
+	resp, body = call(map[string]string{"x-gateway-config": "prod-routing"})
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%v", body)
+	assert.Len(t, backup.Requests(), before+1)
+
+	// Config errors carry their AB code and name the header.
+	resp, body = call(map[string]string{"x-gateway-config": `{"strategy":{"mode":"roundrobin"},"targets":[{"provider":"@primary"}]}`})
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	errBody := body["error"].(map[string]any)
+	assert.Equal(t, "AB02", errBody["code"])
+	assert.Contains(t, errBody["param"], "x-gateway-config")
+	resp, _ = call(map[string]string{"x-gateway-provider": "@nobody"})
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+}

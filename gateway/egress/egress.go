@@ -297,9 +297,9 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 // new connection pool: build one client and share it.
 func (g *Guard) Client(timeout time.Duration) *http.Client {
 	base := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           g.DialContext,
-		ForceAttemptHTTP2:     true,
+		Proxy:             nil,
+		DialContext:       g.DialContext,
+		ForceAttemptHTTP2: true,
 		// A gateway holds many concurrent calls to few hosts: keep their connections (Go's
 		// default of 2 idle per host makes every burst dial anew).
 		MaxIdleConns:          1024,

@@ -1,0 +1,290 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/causeway/causeway/commands"
+	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/projections"
+)
+
+// Saved configs answer in the reference's shapes ({"success": true, "data": ...}); lists also
+// carry the list fields of every other list. A config is named in paths by its id or slug;
+// is_default is the integer 0 or 1 the reference shows (isDefault is accepted as its other
+// spelling, as an integer or a boolean).
+
+// configAnswer is a saved config as reads show it; Config, its latest version, only where
+// one config is read.
+type configAnswer struct {
+	ID             string          `json:"id"`
+	Name           string          `json:"name"`
+	Slug           string          `json:"slug"`
+	OrganisationID string          `json:"organisation_id"`
+	WorkspaceID    string          `json:"workspace_id"`
+	IsDefault      int             `json:"is_default"`
+	Status         string          `json:"status"`
+	OwnerID        string          `json:"owner_id"`
+	UpdatedBy      string          `json:"updated_by"`
+	VersionID      string          `json:"version_id"`
+	Config         json.RawMessage `json:"config,omitempty"`
+	CreatedAt      time.Time       `json:"created_at"`
+	LastUpdatedAt  time.Time       `json:"last_updated_at"`
+	Object         string          `json:"object"`
+}
+
+func configView(read GatewayResourceReader, c domain.SavedConfig, withConfig bool) configAnswer {
+	out := configAnswer{ID: c.ID, Name: c.Name, Slug: c.Slug, OrganisationID: c.OrganisationID, WorkspaceID: c.WorkspaceID,
+		Status: c.Status, OwnerID: c.OwnerID, UpdatedBy: c.UpdatedBy, VersionID: c.Latest().ID,
+		CreatedAt: millis(c.CreatedAt), LastUpdatedAt: millis(c.LastUpdatedAt), Object: "config"}
+	if read.DefaultConfigID(c.WorkspaceID) == c.ID {
+		out.IsDefault = 1
+	}
+	if withConfig {
+		out.Config = json.RawMessage(c.Latest().Config)
+	}
+	return out
+}
+
+// configVersionAnswer is one version, as the reference's version list shows it: the config
+// serialised as a string.
+type configVersionAnswer struct {
+	ID             string    `json:"id"`
+	VersionID      string    `json:"version_id"`
+	Name           string    `json:"name"`
+	Slug           string    `json:"slug"`
+	OrganisationID string    `json:"organisation_id"`
+	WorkspaceID    string    `json:"workspace_id"`
+	IsDefault      int       `json:"is_default"`
+	Status         string    `json:"status"`
+	OwnerID        string    `json:"owner_id"`
+	UpdatedBy      string    `json:"updated_by"`
+	Config         string    `json:"config"`
+	Format         string    `json:"format"`
+	CreatedAt      time.Time `json:"created_at"`
+	LastUpdatedAt  time.Time `json:"last_updated_at"`
+	Object         string    `json:"object"`
+}
+
+// configBody is a config's create or update body, read field by field.
+type configBody struct {
+	Name        *string
+	Slug        *string
+	Config      []byte
+	WorkspaceID string
+	IsDefault   *bool
+	Status      *string
+}
+
+// decodeConfigBody reads a create (create true) or update body.
+func decodeConfigBody(r *http.Request, create bool) (configBody, error) {
+	var b configBody
+	err := decodeObject(r, func(name string, raw json.RawMessage) (bool, error) {
+		switch name {
+		case "name":
+			return true, decodeField(name, raw, &b.Name)
+		case "slug":
+			if !create {
+				return false, nil
+			}
+			return true, decodeField(name, raw, &b.Slug)
+		case "workspace_id":
+			if !create {
+				return false, nil
+			}
+			return true, decodeField(name, raw, &b.WorkspaceID)
+		case "config":
+			// Kept as sent: the config's own parser checks it and names its fields.
+			b.Config = bytes.TrimSpace(raw)
+			return true, nil
+		case "is_default", "isDefault":
+			v, err := flexibleBool(name, raw)
+			b.IsDefault = &v
+			return true, err
+		case "status":
+			if create {
+				return false, nil
+			}
+			if err := decodeField(name, raw, &b.Status); err != nil {
+				return true, err
+			}
+			if b.Status == nil || *b.Status != domain.StatusActive {
+				return true, domain.Invalid("status", "status can only be active here; delete a config to archive it")
+			}
+			return true, nil
+		}
+		return false, nil
+	})
+	return b, err
+}
+
+// flexibleBool reads true, false, 1 or 0.
+func flexibleBool(name string, raw json.RawMessage) (bool, error) {
+	switch string(bytes.TrimSpace(raw)) {
+	case "true", "1":
+		return true, nil
+	case "false", "0":
+		return false, nil
+	}
+	return false, domain.Invalid(name, "%s must be true, false, 1 or 0", name)
+}
+
+// savedConfigAsOf reads a config as it was, with the version then in force and whether it was
+// its workspace's default then.
+func (a *Admin) savedConfigAsOf(w http.ResponseWriter, r *http.Request, read GatewayResourceReader, id string) (int, any, error) {
+	return gatewayAsOf(a, w, r, "config", domain.SavedConfigPrefix, id,
+		func(c *domain.SavedConfig) string { return c.OrganisationID }, (*domain.SavedConfig).Exists,
+		func(c domain.SavedConfig, at time.Time) (any, error) {
+			def, _, _, err := commands.LoadAsOf(r.Context(), a.Deps, domain.Stream(domain.ConfigDefaultPrefix, c.WorkspaceID),
+				func() *domain.ConfigDefault { return &domain.ConfigDefault{} }, at)
+			if err != nil {
+				return nil, err
+			}
+			view := configView(read, c, true)
+			view.IsDefault = 0
+			if def.ConfigID == c.ID {
+				view.IsDefault = 1
+			}
+			return map[string]any{"success": true, "data": view}, nil
+		})
+}
+
+func (a *Admin) registerConfigs(r *mux.Router, read GatewayResourceReader, hosts commands.URLChecker) {
+	create := must(commands.NewCreateSavedConfigHandler(a.Deps, hosts))
+	update := must(commands.NewUpdateSavedConfigHandler(a.Deps, hosts))
+	archive := must(commands.NewArchiveSavedConfigHandler(a.Deps))
+	on := func(h handler) http.Handler { return a.route("config", h) }
+
+	// fromPath finds the config of the path (id or slug) that the actor may see, with scope.
+	fromPath := func(r *http.Request, scope string) (domain.SavedConfig, error) {
+		actor := actorFrom(r.Context())
+		if err := requireScope(actor, scope); err != nil {
+			return domain.SavedConfig{}, err
+		}
+		st, err := statuses(r, domain.StatusActive, domain.StatusActive, domain.StatusArchived)
+		if err != nil {
+			return domain.SavedConfig{}, err
+		}
+		ref := mux.Vars(r)["slug"]
+		c, ok := read.SavedConfig(actor.OrganisationID, ref)
+		if !ok || !st[c.Status] || !canSee(actor, c.WorkspaceID) {
+			return domain.SavedConfig{}, domain.Errorf(domain.CodeNotFound, "config %s not found", ref)
+		}
+		return c, nil
+	}
+
+	r.Handle("/configs", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		b, err := decodeConfigBody(r, true)
+		if err != nil {
+			return 0, nil, err
+		}
+		c := commands.CreateSavedConfig{WorkspaceID: b.WorkspaceID, Slug: b.Slug, Config: b.Config}
+		if b.Name != nil {
+			c.Name = *b.Name
+		}
+		if b.IsDefault != nil {
+			c.IsDefault = *b.IsDefault
+		}
+		res, err := create.Handle(r.Context(), c)
+		if err := a.written(w, r, res, err); err != nil {
+			return 0, nil, err
+		}
+		sc, _ := read.SavedConfig(actorFrom(r.Context()).OrganisationID, res.ID)
+		return http.StatusOK, map[string]any{"success": true, "data": map[string]string{"id": res.ID, "slug": sc.Slug,
+			"version_id": sc.Latest().ID}}, nil
+	})).Methods(http.MethodPost)
+
+	r.Handle("/configs", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		actor := actorFrom(r.Context())
+		if err := requireScope(actor, "configs.list"); err != nil {
+			return 0, nil, err
+		}
+		st, err := statuses(r, domain.StatusActive, domain.StatusActive, domain.StatusArchived)
+		if err != nil {
+			return 0, nil, err
+		}
+		f := projections.SavedConfigFilter{OrganisationID: actor.OrganisationID, WorkspaceIDs: visibleWorkspaces(actor), Statuses: st}
+		if ws := r.URL.Query().Get("workspace_id"); ws != "" {
+			if !canSee(actor, ws) {
+				return 0, nil, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", ws)
+			}
+			f.WorkspaceIDs = map[string]bool{ws: true}
+		}
+		views := []configAnswer{}
+		for _, c := range read.SavedConfigs(f) {
+			views = append(views, configView(read, c, false))
+		}
+		list, err := page(r, views)
+		return http.StatusOK, struct {
+			Success bool `json:"success"`
+			listAnswer[configAnswer]
+		}{true, list}, err
+	})).Methods(http.MethodGet)
+
+	r.Handle("/configs/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		c, err := fromPath(r, "configs.read")
+		if err != nil {
+			return 0, nil, err
+		}
+		if asOfRequested(r) {
+			return a.savedConfigAsOf(w, r, read, c.ID)
+		}
+		return http.StatusOK, map[string]any{"success": true, "data": configView(read, c, true)}, nil
+	})).Methods(http.MethodGet)
+
+	r.Handle("/configs/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		c, err := fromPath(r, "configs.update")
+		if err != nil {
+			return 0, nil, err
+		}
+		b, err := decodeConfigBody(r, false)
+		if err != nil {
+			return 0, nil, err
+		}
+		res, err := update.Handle(r.Context(), commands.UpdateSavedConfig{ConfigID: c.ID, Name: b.Name, Config: b.Config, IsDefault: b.IsDefault})
+		if err := a.written(w, r, res, err); err != nil {
+			return 0, nil, err
+		}
+		c, _ = read.SavedConfig(c.OrganisationID, c.ID)
+		return http.StatusOK, map[string]any{"success": true, "data": map[string]string{"id": c.ID, "slug": c.Slug,
+			"version_id": c.Latest().ID}}, nil
+	})).Methods(http.MethodPut)
+
+	r.Handle("/configs/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		c, err := fromPath(r, "configs.delete")
+		if err != nil {
+			return 0, nil, err
+		}
+		res, err := archive.Handle(r.Context(), commands.ArchiveSavedConfig{ConfigID: c.ID})
+		if err := a.written(w, r, res, err); err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, map[string]any{"success": true, "data": map[string]string{"id": c.ID, "slug": c.Slug,
+			"status": domain.StatusArchived}}, nil
+	})).Methods(http.MethodDelete)
+
+	r.Handle("/configs/{slug}/versions", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		c, err := fromPath(r, "configs.read")
+		if err != nil {
+			return 0, nil, err
+		}
+		isDefault := 0
+		if read.DefaultConfigID(c.WorkspaceID) == c.ID {
+			isDefault = 1
+		}
+		views := make([]configVersionAnswer, 0, len(c.Versions))
+		for n := len(c.Versions) - 1; n >= 0; n-- {
+			v := c.Versions[n]
+			views = append(views, configVersionAnswer{ID: c.ID, VersionID: v.ID, Name: v.Name, Slug: c.Slug,
+				OrganisationID: c.OrganisationID, WorkspaceID: c.WorkspaceID, IsDefault: isDefault, Status: c.Status,
+				OwnerID: c.OwnerID, UpdatedBy: v.CreatedBy, Config: v.Config, Format: "json",
+				CreatedAt: millis(c.CreatedAt), LastUpdatedAt: millis(v.CreatedAt), Object: "config"})
+		}
+		list, err := page(r, views)
+		return http.StatusOK, list, err
+	})).Methods(http.MethodGet)
+}

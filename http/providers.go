@@ -1,0 +1,347 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/causeway/causeway/commands"
+	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/projections"
+)
+
+// providerCreateBody is the reference's provider create body: a provider of an integration
+// (integration_id: the integration's slug, as the reference has it, or its id;
+// integration_slug is accepted as its clearer name), or one with a credential of its own
+// (ai_provider_id, key, configurations). rate_limits may be one object, as the reference
+// writes it, or an array.
+type providerCreateBody struct {
+	Name            string              `json:"name"`
+	Slug            *string             `json:"slug"`
+	IntegrationID   string              `json:"integration_id"`
+	IntegrationSlug string              `json:"integration_slug"`
+	WorkspaceID     string              `json:"workspace_id"`
+	Note            *string             `json:"note"`
+	UsageLimits     *domain.UsageLimits `json:"usage_limits"`
+	RateLimits      json.RawMessage     `json:"rate_limits"`
+	ExpiresAt       *time.Time          `json:"expires_at"`
+	Tags            map[string]string   `json:"tags"`
+	AIProviderID    string              `json:"ai_provider_id"`
+	Key             *string             `json:"key"`
+	Configurations  map[string]any      `json:"configurations"`
+}
+
+// providerAnswer is a provider as reads show it: its key never, only has_key and the last
+// four characters; the status a reader sees now (expired, exhausted).
+type providerAnswer struct {
+	ID             string             `json:"id"`
+	Slug           string             `json:"slug"`
+	Name           string             `json:"name"`
+	Note           *string            `json:"note"`
+	OrganisationID string             `json:"organisation_id"`
+	WorkspaceID    string             `json:"workspace_id"`
+	IntegrationID  *string            `json:"integration_id"` // the integration's slug, as the reference has it
+	AIProviderID   string             `json:"ai_provider_id"`
+	Status         string             `json:"status"`
+	UsageLimits    *usageLimitsAnswer `json:"usage_limits"`
+	RateLimits     []domain.RateLimit `json:"rate_limits"`
+	ExpiresAt      *time.Time         `json:"expires_at"`
+	LastResetAt    *time.Time         `json:"last_reset_at"`
+	Tags           map[string]string  `json:"tags"`
+	HasKey         bool               `json:"has_key"`
+	MaskedKey      *string            `json:"masked_key"`
+	Configurations map[string]any     `json:"configurations,omitempty"`
+	CreatedAt      time.Time          `json:"created_at"`
+	LastUpdatedAt  time.Time          `json:"last_updated_at"`
+	Object         string             `json:"object"`
+}
+
+func providerView(read GatewayResourceReader, p domain.Provider, now time.Time) providerAnswer {
+	out := providerAnswer{ID: p.ID, Slug: p.Slug, Name: p.Name, OrganisationID: p.OrganisationID, WorkspaceID: p.WorkspaceID,
+		AIProviderID: p.AIProviderID, Status: p.StatusAt(now), RateLimits: p.RateLimits, ExpiresAt: p.ExpiresAt,
+		LastResetAt: p.LastResetAt, Tags: nonNilTags(p.Tags), HasKey: p.Masked.HasKey(),
+		CreatedAt: millis(p.CreatedAt), LastUpdatedAt: millis(p.LastUpdatedAt), Object: "provider"}
+	if p.Note != "" {
+		out.Note = &p.Note
+	}
+	if out.RateLimits == nil {
+		out.RateLimits = []domain.RateLimit{}
+	}
+	if p.UsageLimits != nil {
+		out.UsageLimits = &usageLimitsAnswer{UsageLimits: *p.UsageLimits, CurrentUsage: p.CurrentUsage}
+	}
+	if p.IntegrationID != "" {
+		if i, ok := read.Integration(p.OrganisationID, p.IntegrationID); ok {
+			out.IntegrationID = &i.Slug
+		}
+	} else {
+		out.Configurations = configurationsView(p.Configurations, p.Masked)
+	}
+	if out.HasKey {
+		masked := p.Masked.Key
+		out.MaskedKey = &masked
+	}
+	return out
+}
+
+// rateLimitsOf reads rate_limits given as one object or an array of them.
+func rateLimitsOf(name string, raw json.RawMessage) ([]domain.RateLimit, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return nil, nil
+	}
+	if trimmed[0] == '{' {
+		var one domain.RateLimit
+		if err := decodeField(name, trimmed, &one); err != nil {
+			return nil, err
+		}
+		return []domain.RateLimit{one}, nil
+	}
+	var many []domain.RateLimit
+	if err := decodeField(name, trimmed, &many); err != nil {
+		return nil, err
+	}
+	if many == nil {
+		many = []domain.RateLimit{}
+	}
+	return many, nil
+}
+
+// providerUpdateField decodes one field of a provider or virtual key update into c; it
+// reports false for a field it does not know.
+func providerUpdateField(c *commands.UpdateProvider, name string, raw json.RawMessage) (bool, error) {
+	null := bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+	var err error
+	switch name {
+	case "name":
+		c.Name = new(string)
+		err = notNull(name, null, func() error { return decodeField(name, raw, c.Name) })
+	case "note":
+		c.Note = new(string)
+		if !null {
+			err = decodeField(name, raw, c.Note)
+		}
+	case "key":
+		c.Key = new(string)
+		err = notNull(name, null, func() error { return decodeField(name, raw, c.Key) })
+	case "configurations":
+		err = notNull(name, null, func() error { return decodeField(name, raw, &c.Configurations) })
+	case "usage_limits":
+		c.ClearUsageLimits = null
+		err = decodeField(name, raw, &c.UsageLimits)
+	case "rate_limits":
+		c.ClearRateLimits = null
+		c.RateLimits, err = rateLimitsOf(name, raw)
+	case "expires_at":
+		c.ClearExpiresAt = null
+		err = decodeField(name, raw, &c.ExpiresAt)
+	case "tags":
+		c.ClearTags = null
+		err = decodeField(name, raw, &c.Tags)
+	case "reset_usage":
+		err = notNull(name, null, func() error { return decodeField(name, raw, &c.ResetUsage) })
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// decodeObject reads a JSON object body field by field, in a stable order: each field goes
+// to field, which reports whether it knows it; an unknown field is refused.
+func decodeObject(r *http.Request, field func(name string, raw json.RawMessage) (bool, error)) error {
+	var raw map[string]json.RawMessage
+	if err := decode(r, &raw); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(raw))
+	for n := range raw {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		known, err := field(n, raw[n])
+		if err != nil {
+			return err
+		}
+		if !known {
+			return domain.Invalid(n, "unknown field %q", n)
+		}
+	}
+	return nil
+}
+
+// providerFromPath finds the provider of the path that the actor may see, with scope: in the
+// workspace of ?workspace_id= (a workspace key's own by default); an organisation key may
+// leave it out when the slug is used in one workspace only.
+func providerFromPath(r *http.Request, read GatewayResourceReader, scope, noun string) (domain.Provider, error) {
+	actor := actorFrom(r.Context())
+	if err := requireScope(actor, scope); err != nil {
+		return domain.Provider{}, err
+	}
+	slug := mux.Vars(r)["slug"]
+	ws := strings.TrimSpace(r.URL.Query().Get("workspace_id"))
+	if actor.Kind == domain.ActorAPIKey && actor.KeyType != domain.KeyOrganisationService {
+		if ws != "" && ws != actor.WorkspaceID {
+			return domain.Provider{}, domain.Errorf(domain.CodeForbidden, "this API key belongs to workspace %s and cannot act on workspace %s", actor.WorkspaceID, ws)
+		}
+		ws = actor.WorkspaceID
+	}
+	notFound := domain.Errorf(domain.CodeNotFound, "%s %s not found", noun, slug)
+	if ws != "" {
+		p, ok := read.ManagedProviderBySlug(actor.OrganisationID, ws, slug)
+		if !ok || !canSee(actor, p.WorkspaceID) {
+			return domain.Provider{}, notFound
+		}
+		return p, nil
+	}
+	var found []domain.Provider
+	for _, p := range read.ManagedProvidersBySlug(actor.OrganisationID, slug) {
+		if canSee(actor, p.WorkspaceID) {
+			found = append(found, p)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return domain.Provider{}, notFound
+	case 1:
+		return found[0], nil
+	}
+	return domain.Provider{}, domain.Invalid("workspace_id", "workspace_id is required: %s %s exists in %d workspaces", noun, slug, len(found))
+}
+
+// providerListFilter reads a provider list's filters: status (default active), workspace_id,
+// integration_id (slug or id), tags; limited to the workspaces the actor may see.
+func providerListFilter(r *http.Request, read GatewayResourceReader, scope string) (projections.ManagedProviderFilter, error) {
+	actor := actorFrom(r.Context())
+	if err := requireScope(actor, scope); err != nil {
+		return projections.ManagedProviderFilter{}, err
+	}
+	st, err := statuses(r, domain.StatusActive, domain.StatusActive, domain.StatusArchived)
+	if err != nil {
+		return projections.ManagedProviderFilter{}, err
+	}
+	tags, err := tagFilter(r)
+	if err != nil {
+		return projections.ManagedProviderFilter{}, err
+	}
+	q := r.URL.Query()
+	f := projections.ManagedProviderFilter{OrganisationID: actor.OrganisationID, WorkspaceIDs: visibleWorkspaces(actor),
+		Statuses: st, Tags: tags, AIProviderID: q.Get("ai_provider_id")}
+	if ws := q.Get("workspace_id"); ws != "" {
+		if !canSee(actor, ws) {
+			return f, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", ws)
+		}
+		f.WorkspaceIDs = map[string]bool{ws: true}
+	}
+	if ref := q.Get("integration_id"); ref != "" {
+		f.IntegrationID = ref
+		if i, ok := read.IntegrationBySlug(actor.OrganisationID, ref); ok {
+			f.IntegrationID = i.ID
+		}
+	}
+	return f, nil
+}
+
+// providerAsOf reads a provider (or virtual key) as it was, found by the slug it holds now.
+func providerAsOf(a *Admin, w http.ResponseWriter, r *http.Request, id string, view func(domain.Provider, time.Time) any) (int, any, error) {
+	return gatewayAsOf(a, w, r, "provider", domain.ProviderPrefix, id,
+		func(p *domain.Provider) string { return p.OrganisationID }, (*domain.Provider).Exists,
+		func(p domain.Provider, at time.Time) (any, error) { return view(p, at), nil })
+}
+
+func (a *Admin) registerProviders(r *mux.Router, read GatewayResourceReader, sealer commands.Sealer, hosts commands.URLChecker) {
+	create := must(commands.NewCreateProviderHandler(a.Deps, sealer, hosts))
+	update := must(commands.NewUpdateProviderHandler(a.Deps, sealer, hosts))
+	archive := must(commands.NewArchiveProviderHandler(a.Deps))
+	on := func(h handler) http.Handler { return a.route("provider", h) }
+
+	r.Handle("/providers", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		var b providerCreateBody
+		if err := decode(r, &b); err != nil {
+			return 0, nil, err
+		}
+		if b.IntegrationID != "" && b.IntegrationSlug != "" && b.IntegrationID != b.IntegrationSlug {
+			return 0, nil, domain.Invalid("integration_slug", "give integration_id or integration_slug, not both")
+		}
+		rates, err := rateLimitsOf("rate_limits", b.RateLimits)
+		if err != nil {
+			return 0, nil, err
+		}
+		c := commands.CreateProvider{WorkspaceID: b.WorkspaceID, Slug: b.Slug, Name: b.Name, Integration: b.IntegrationID,
+			AIProviderID: b.AIProviderID, Key: b.Key, Configurations: b.Configurations, UsageLimits: b.UsageLimits,
+			RateLimits: rates, ExpiresAt: b.ExpiresAt, Tags: b.Tags}
+		if c.Integration == "" {
+			c.Integration = b.IntegrationSlug
+		}
+		if b.Note != nil {
+			c.Note = *b.Note
+		}
+		res, err := create.Handle(r.Context(), c)
+		if err := a.written(w, r, res, err); err != nil {
+			return 0, nil, err
+		}
+		p, _ := read.ManagedProvider(actorFrom(r.Context()).OrganisationID, res.ID)
+		return http.StatusOK, map[string]string{"id": res.ID, "slug": p.Slug, "object": "provider"}, nil
+	})).Methods(http.MethodPost)
+
+	r.Handle("/providers", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		f, err := providerListFilter(r, read, "providers.list")
+		if err != nil {
+			return 0, nil, err
+		}
+		now := a.Now()
+		views := []providerAnswer{}
+		for _, p := range read.ManagedProviders(f) {
+			views = append(views, providerView(read, p, now))
+		}
+		list, err := page(r, views)
+		return http.StatusOK, list, err
+	})).Methods(http.MethodGet)
+
+	r.Handle("/providers/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		p, err := providerFromPath(r, read, "providers.read", "provider")
+		if err != nil {
+			return 0, nil, err
+		}
+		if asOfRequested(r) {
+			return providerAsOf(a, w, r, p.ID, func(p domain.Provider, at time.Time) any { return providerView(read, p, at) })
+		}
+		return http.StatusOK, providerView(read, p, a.Now()), nil
+	})).Methods(http.MethodGet)
+
+	r.Handle("/providers/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		p, err := providerFromPath(r, read, "providers.update", "provider")
+		if err != nil {
+			return 0, nil, err
+		}
+		c := commands.UpdateProvider{ProviderID: p.ID}
+		if err := decodeObject(r, func(name string, raw json.RawMessage) (bool, error) {
+			return providerUpdateField(&c, name, raw)
+		}); err != nil {
+			return 0, nil, err
+		}
+		res, err := update.Handle(r.Context(), c)
+		if err := a.written(w, r, res, err); err != nil {
+			return 0, nil, err
+		}
+		p, _ = read.ManagedProvider(p.OrganisationID, p.ID)
+		return http.StatusOK, providerView(read, p, a.Now()), nil
+	})).Methods(http.MethodPut)
+
+	r.Handle("/providers/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		p, err := providerFromPath(r, read, "providers.delete", "provider")
+		if err != nil {
+			return 0, nil, err
+		}
+		res, err := archive.Handle(r.Context(), commands.ArchiveProvider{ProviderID: p.ID})
+		if err := a.written(w, r, res, err); err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, map[string]string{"id": p.ID, "slug": p.Slug, "object": "provider", "status": domain.StatusArchived}, nil
+	})).Methods(http.MethodDelete)
+}
