@@ -25,6 +25,7 @@ bench: ## benchmarks, figures printed as a table with ratios against baselines o
 	{ $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count 1 ./eventstore/; \
 	  $(GO) test -run '^$$' -bench Replay -benchtime 1x -count 1 -timeout 30m ./projections/; \
 	  $(GO) test -run '^$$' -bench AppendToReadModelLag -benchtime 2000x -count 1 ./projections/; } | tee bench.txt | $(GO) run ./cmd/benchreport
+	@bash scripts/bench-gateway.sh | tee bench-gateway.txt
 
 lint: ## gofmt, go vet, and domain/ importing only the standard library
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -40,4 +41,4 @@ stop-services:
 	@bash scripts/stop-services.sh
 
 clean:
-	rm -rf bin bench.txt
+	rm -rf bin bench.txt bench-gateway.txt

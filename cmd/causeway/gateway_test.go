@@ -342,3 +342,24 @@ func TestGatewayManagedProvidersAndConfigs(t *testing.T) {
 	resp, _ = call(map[string]string{"x-gateway-provider": "@nobody"})
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 }
+
+// The SDK spellings of the headers (5.1, 5.4): snake_case and camelCase without the prefix.
+func TestGatewayHeaderAliases(t *testing.T) {
+	m := startGateway(t)
+	oa := providertest.NewOpenAI(t)
+	for _, spelling := range []map[string]string{
+		{"api_key": gatewayKey, "provider": "openai", "custom_host": oa.BaseURL(), "trace_id": "t-snake"},
+		{"apiKey": gatewayKey, "provider": "openai", "customHost": oa.BaseURL(), "traceId": "t-camel"},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, m.URL()+"/chat/completions",
+			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("Authorization", "Bearer sk")
+		for k, v := range spelling {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "%v", spelling)
+	}
+}
