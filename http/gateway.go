@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -80,21 +81,32 @@ const (
 )
 
 // header reads a gateway header by its x-gateway- name or its SDK spellings (snake_case and
-// camelCase without the prefix).
+// camelCase without the prefix), which are worked out once, not per request.
 func header(r *http.Request, name string) string {
 	if v := r.Header.Get(name); v != "" {
 		return v
 	}
-	bare := strings.TrimPrefix(name, "x-gateway-")
-	if v := r.Header.Get(strings.ReplaceAll(bare, "-", "_")); v != "" {
-		return v
+	for _, alias := range headerAliases[name] {
+		if v := r.Header.Get(alias); v != "" {
+			return v
+		}
 	}
-	parts := strings.Split(bare, "-")
-	for i := 1; i < len(parts); i++ {
-		parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
-	}
-	return r.Header.Get(strings.Join(parts, ""))
+	return ""
 }
+
+var headerAliases = func() map[string][]string {
+	out := map[string][]string{}
+	for _, name := range []string{hProvider, hVirtualKey, hConfig, hCustomHost, hMetadata, hRequestTimeout,
+		hForwardHeaders, hSpanID, hParentSpanID, hSpanName} {
+		bare := strings.TrimPrefix(name, "x-gateway-")
+		parts := strings.Split(bare, "-")
+		for i := 1; i < len(parts); i++ {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+		}
+		out[name] = []string{strings.ReplaceAll(bare, "-", "_"), strings.Join(parts, "")}
+	}
+	return out
+}()
 
 // Register adds the inference endpoints.
 func (g *Gateway) Register(v1 *mux.Router) {
@@ -221,7 +233,9 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, req *request, en
 	}
 	resp := out.Response
 	g.record(req, resp.Usage, limits)
-	req.rec.ResponseBody = redactBody(resp.Body)
+	if len(resp.Body) <= 1<<20 && json.Valid(resp.Body) {
+		req.rec.ResponseBody = resp.Body // the provider's answer: no client credential in it
+	}
 	for _, h := range []string{"openai-processing-ms", "x-request-id", "request-id"} {
 		if v := resp.Header.Get(h); v != "" {
 			w.Header().Set(h, v)
@@ -475,17 +489,31 @@ func bearer(r *http.Request) string {
 	return strings.TrimSpace(auth)
 }
 
-// redactBody keeps a body for the log with credentials that clients put in bodies removed.
+// credentialFields are body fields a client may put a credential in.
+var credentialFields = []string{"api_key", "apiKey", "authorization", "Authorization", "password", "secret"}
+
+// redactBody keeps a request body for the log with any credential a client put in it replaced.
+// Most bodies hold none: a byte scan tells, and only those that might are decoded.
 func redactBody(body []byte) json.RawMessage {
-	if len(body) == 0 || len(body) > 1<<20 || !json.Valid(body) {
+	if len(body) == 0 || len(body) > 1<<20 {
 		return nil
+	}
+	suspect := false
+	for _, k := range credentialFields {
+		if bytes.Contains(body, []byte(`"`+k+`"`)) {
+			suspect = true
+			break
+		}
+	}
+	if !suspect {
+		return body // validated JSON already (the parsers' json.Valid)
 	}
 	var m map[string]any
 	if json.Unmarshal(body, &m) != nil {
 		return body
 	}
 	changed := false
-	for _, k := range []string{"api_key", "apiKey", "authorization", "Authorization", "password", "secret"} {
+	for _, k := range credentialFields {
 		if _, ok := m[k]; ok {
 			m[k], changed = "[REDACTED]", true
 		}

@@ -25,7 +25,7 @@ import (
 // testAPI is the admin API over a real SQLite event store and the in-memory read model, with a
 // clock the test moves. AdminKey is the bootstrap organisation admin key (every scope).
 type testAPI struct {
-	t        *testing.T
+	t        testing.TB
 	Server   *httptest.Server
 	Store    eventstore.Store
 	Read     *projections.Model
@@ -40,7 +40,7 @@ type testAPI struct {
 
 const testAdminKey = "cw-test-admin-key-0123456789abcdefghijklmnop"
 
-func newTestAPI(t *testing.T) *testAPI {
+func newTestAPI(t testing.TB) *testAPI {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	store, err := eventstore.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "events.db"))

@@ -39,7 +39,7 @@ var (
 // (nil: a pooled client of its own).
 func NewAnthropic(client *http.Client) *Anthropic {
 	if client == nil {
-		client = moreNewClient()
+		client = NewClient()
 	}
 	return &Anthropic{client: client}
 }
@@ -137,7 +137,7 @@ func (a *Anthropic) do(ctx context.Context, t Target, c Call, body []byte) (*htt
 	if err != nil {
 		return nil, &ConnectionError{Provider: anthropicName, Err: errors.New("the base URL is not a valid URL")}
 	}
-	moreForward(req.Header, c)
+	forwardHeaders(req.Header, c.Header, false)
 	req.Header.Set("Content-Type", "application/json")
 	a.authorize(req.Header, t)
 	resp, err := moreSend(ctx, moreClient(t, a.client), anthropicName, t.APIKey, req)
@@ -583,7 +583,7 @@ type anthropicErrorBody struct {
 func anthropicUpstreamError(ctx context.Context, t Target, resp *http.Response) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil && ctx.Err() != nil {
-		return moreTransportError(ctx, anthropicName, t.APIKey, err)
+		return transportError(ctx, anthropicName, err, t.APIKey)
 	}
 	var eb anthropicErrorBody
 	msg, typ := fmt.Sprintf("anthropic answered %d", resp.StatusCode), "api_error"
@@ -595,8 +595,8 @@ func anthropicUpstreamError(ctx context.Context, t Target, resp *http.Response) 
 	}
 	return &UpstreamError{
 		Status:     resp.StatusCode,
-		RetryAfter: moreRetryAfter(resp.Header, time.Now()),
-		Body:       moreErrorBody(moreScrub(msg, t.APIKey), typ, nil),
+		RetryAfter: RetryAfter(resp.Header, time.Now()),
+		Body:       moreErrorBody(string(scrub([]byte(msg), t.APIKey)), typ, nil),
 		Provider:   anthropicName,
 	}
 }
@@ -705,13 +705,13 @@ func (s *anthropicStream) Next() ([]byte, error) {
 
 func (s *anthropicStream) readError(err error) error {
 	if s.ctx.Err() != nil {
-		return moreTransportError(s.ctx, anthropicName, s.key, err)
+		return transportError(s.ctx, anthropicName, err, s.key)
 	}
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
 	}
 	return &ConnectionError{Provider: anthropicName,
-		Err: fmt.Errorf("the stream ended before message_stop: %w", moreScrubError(err, s.key))}
+		Err: fmt.Errorf("the stream ended before message_stop: %w", redactError(err, s.key))}
 }
 
 func (s *anthropicStream) handle(ev sse.Event) error {
@@ -774,7 +774,7 @@ func (s *anthropicStream) handle(ev sse.Event) error {
 				etype = e.Error.Type
 			}
 			if e.Error.Message != "" {
-				msg = moreScrub(e.Error.Message, s.key)
+				msg = string(scrub([]byte(e.Error.Message), s.key))
 			}
 		}
 		return &UpstreamError{Status: anthropicErrorStatus(etype), Provider: anthropicName, Body: moreErrorBody(msg, etype, nil)}

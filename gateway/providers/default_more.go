@@ -9,12 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/causeway/causeway/domain"
 )
@@ -23,7 +20,7 @@ import (
 // keyed by the provider names a Target carries. They share one pooled client, used when a
 // Target brings none.
 func More() map[string]Provider {
-	client := moreNewClient()
+	client := NewClient()
 	return map[string]Provider{
 		"anthropic": NewAnthropic(client),
 		"google":    NewGemini(client),
@@ -431,20 +428,6 @@ func moreNewID(prefix string) string {
 
 // Plumbing of one upstream call.
 
-// moreNewClient is the client an adapter uses when a Target carries none: no overall timeout
-// (a stream may last minutes; the caller's context bounds each call), bounded dialing and TLS
-// handshakes, and a pool sized for a gateway rather than net/http's two idle connections per
-// host.
-func moreNewClient() *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns = 1024
-	tr.MaxIdleConnsPerHost = 256
-	tr.IdleConnTimeout = 90 * time.Second
-	tr.TLSHandshakeTimeout = 10 * time.Second
-	tr.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	return &http.Client{Transport: tr}
-}
-
 // moreClient is the Target's client (which carries the egress guard for custom hosts), or the
 // adapter's own.
 func moreClient(t Target, own *http.Client) *http.Client {
@@ -460,56 +443,22 @@ func moreClient(t Target, own *http.Client) *http.Client {
 func moreSend(ctx context.Context, client *http.Client, provider, key string, req *http.Request) (*http.Response, error) {
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, moreTransportError(ctx, provider, key, err)
+		return nil, transportError(ctx, provider, err, key)
 	}
 	return resp, nil
-}
-
-func moreTransportError(ctx context.Context, provider, key string, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		if errors.Is(ctxErr, context.DeadlineExceeded) {
-			return &ConnectionError{Provider: provider, Timeout: true, Err: ctxErr}
-		}
-		return ctxErr
-	}
-	var ne net.Error
-	timeout := errors.As(err, &ne) && ne.Timeout()
-	return &ConnectionError{Provider: provider, Timeout: timeout, Err: moreScrubError(err, key)}
 }
 
 // moreReadBody reads a whole answer, bounded by moreMaxBody.
 func moreReadBody(ctx context.Context, t Target, provider string, resp *http.Response) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, moreMaxBody+1))
 	if err != nil {
-		return nil, moreTransportError(ctx, provider, t.APIKey, err)
+		return nil, transportError(ctx, provider, err, t.APIKey)
 	}
 	if len(body) > moreMaxBody {
 		return nil, &UpstreamError{Status: http.StatusBadGateway, Provider: provider,
 			Body: moreErrorBody(provider+" answered more than 32 MiB", "api_error", nil)}
 	}
 	return body, nil
-}
-
-// moreNotForwarded are the headers never forwarded from the client: hop-by-hop ones (RFC 9110
-// section 7.6.1), those the transport computes, and credentials, which come from the Target
-// only. Accept-Encoding stays out because the adapter parses the answer.
-var moreNotForwarded = map[string]bool{
-	"Connection": true, "Keep-Alive": true, "Proxy-Connection": true, "Proxy-Authenticate": true,
-	"Proxy-Authorization": true, "Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
-	"Host": true, "Content-Length": true, "Accept-Encoding": true,
-	"Authorization": true, "Api-Key": true, "X-Api-Key": true, "X-Goog-Api-Key": true,
-}
-
-// moreForward copies the headers the client asked to forward unprocessed, but for
-// moreNotForwarded and the gateway's own x-gateway-* headers.
-func moreForward(dst http.Header, c Call) {
-	for name, values := range c.Header {
-		canon := http.CanonicalHeaderKey(name)
-		if moreNotForwarded[canon] || strings.HasPrefix(canon, "X-Gateway-") {
-			continue
-		}
-		dst[canon] = append([]string(nil), values...)
-	}
 }
 
 // morePassThroughRequest builds a pass-through request: the call's method (GET when unset),
@@ -544,7 +493,7 @@ func morePassThroughRequest(ctx context.Context, base string, c Call) (*http.Req
 	if err != nil {
 		return nil, domain.Invalid("path", "the path does not make a valid URL")
 	}
-	moreForward(req.Header, c)
+	forwardHeaders(req.Header, c.Header, false)
 	if len(c.Body) > 0 && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -557,49 +506,6 @@ func moreErrorBody(message, typ string, code any) []byte {
 		"message": message, "type": typ, "param": nil, "code": code,
 	}})
 	return b
-}
-
-// moreScrub removes a credential from text that came from upstream before it reaches a client
-// or a log: a provider may quote the key it refused.
-func moreScrub(s, key string) string {
-	if len(key) < 4 {
-		return s
-	}
-	return strings.ReplaceAll(s, key, "[redacted]")
-}
-
-type moreScrubbed struct {
-	msg string
-	err error
-}
-
-func (e *moreScrubbed) Error() string { return e.msg }
-func (e *moreScrubbed) Unwrap() error { return e.err }
-
-func moreScrubError(err error, key string) error {
-	msg := err.Error()
-	if clean := moreScrub(msg, key); clean != msg {
-		return &moreScrubbed{msg: clean, err: err}
-	}
-	return err
-}
-
-// moreRetryAfter reads Retry-After: delay-seconds or an HTTP date (RFC 9110 section 10.2.3).
-func moreRetryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		if secs <= 0 {
-			return 0
-		}
-		return time.Duration(secs * float64(time.Second))
-	}
-	if at, err := http.ParseTime(v); err == nil && at.After(now) {
-		return at.Sub(now)
-	}
-	return 0
 }
 
 // moreBaseURL is the Target's base URL without its trailing slash, or def.

@@ -44,7 +44,7 @@ var (
 // (nil: a pooled client of its own).
 func NewGemini(client *http.Client) *Gemini {
 	if client == nil {
-		client = moreNewClient()
+		client = NewClient()
 	}
 	return &Gemini{client: client}
 }
@@ -142,7 +142,7 @@ func (g *Gemini) do(ctx context.Context, t Target, c Call, model, method, query 
 	if err != nil {
 		return nil, &ConnectionError{Provider: geminiName, Err: errors.New("the base URL is not a valid URL")}
 	}
-	moreForward(req.Header, c)
+	forwardHeaders(req.Header, c.Header, false)
 	req.Header.Set("Content-Type", "application/json")
 	// The key goes in a header, never the query, so that no URL (in a log or an error) holds it
 	// (https://ai.google.dev/gemini-api/docs/api-key).
@@ -748,20 +748,20 @@ func (e *geminiError) upstream(status int, key string) *UpstreamError {
 		code = e.Status
 	}
 	return &UpstreamError{Status: status, RetryAfter: e.retryDelay(), Provider: geminiName,
-		Body: moreErrorBody(moreScrub(msg, key), geminiErrorType(e.Status, status), code)}
+		Body: moreErrorBody(string(scrub([]byte(msg), key)), geminiErrorType(e.Status, status), code)}
 }
 
 func geminiUpstreamError(ctx context.Context, t Target, resp *http.Response) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil && ctx.Err() != nil {
-		return moreTransportError(ctx, geminiName, t.APIKey, err)
+		return transportError(ctx, geminiName, err, t.APIKey)
 	}
 	var eb struct {
 		Error geminiError `json:"error"`
 	}
 	_ = json.Unmarshal(raw, &eb)
 	ue := eb.Error.upstream(resp.StatusCode, t.APIKey)
-	if ra := moreRetryAfter(resp.Header, time.Now()); ra > 0 {
+	if ra := RetryAfter(resp.Header, time.Now()); ra > 0 {
 		ue.RetryAfter = ra
 	}
 	return ue
@@ -828,7 +828,7 @@ func (s *geminiStream) Next() ([]byte, error) {
 // end decides what the end of the upstream stream means.
 func (s *geminiStream) end(err error) error {
 	if s.ctx.Err() != nil {
-		return moreTransportError(s.ctx, geminiName, s.key, err)
+		return transportError(s.ctx, geminiName, err, s.key)
 	}
 	if errors.Is(err, io.EOF) && s.complete() {
 		if s.tr.includeUsage {
@@ -841,7 +841,7 @@ func (s *geminiStream) end(err error) error {
 		err = io.ErrUnexpectedEOF
 	}
 	return &ConnectionError{Provider: geminiName,
-		Err: fmt.Errorf("the stream ended before every candidate finished: %w", moreScrubError(err, s.key))}
+		Err: fmt.Errorf("the stream ended before every candidate finished: %w", redactError(err, s.key))}
 }
 
 func (s *geminiStream) complete() bool {
