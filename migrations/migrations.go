@@ -19,7 +19,7 @@ import (
 	"strings"
 )
 
-//go:embed postgres/*.sql sqlite/*/*.sql
+//go:embed postgres/*.sql sqlite/*/*.sql clickhouse/*.sql
 var files embed.FS
 
 // Set is one folder of numbered migrations for one database.
@@ -34,6 +34,10 @@ var (
 	Postgres = Set{Name: "postgres", fsys: files, dir: "postgres"}
 	// SQLiteEventStore is the schema of the embedded event store.
 	SQLiteEventStore = Set{Name: "sqlite/eventstore", fsys: files, dir: "sqlite/eventstore"}
+	// SQLiteAnalytics is the schema of the embedded request log store.
+	SQLiteAnalytics = Set{Name: "sqlite/analytics", fsys: files, dir: "sqlite/analytics"}
+	// ClickHouse is the schema of the request log store in server mode.
+	ClickHouse = Set{Name: "clickhouse", fsys: files, dir: "clickhouse"}
 )
 
 // File is one migration.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
@@ -63,6 +64,50 @@ func PostgresURL(t testing.TB) string {
 		}
 	})
 	return WithParam(base, "search_path", schema)
+}
+
+// ClickHouseURL returns a URL to a fresh, empty database on the test ClickHouse server,
+// dropped when the test ends.
+func ClickHouseURL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("TEST_CLICKHOUSE_URL")
+	if base == "" {
+		Unavailable(t, "TEST_CLICKHOUSE_URL is unset")
+	}
+	opts, err := clickhouse.ParseDSN(base)
+	if err != nil {
+		t.Fatalf("TEST_CLICKHOUSE_URL: %v", err)
+	}
+	opts.Protocol = clickhouse.Native
+	conn, err := clickhouse.Open(opts)
+	if err != nil {
+		Unavailable(t, "ClickHouse at TEST_CLICKHOUSE_URL: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := conn.Ping(ctx); err != nil {
+		_ = conn.Close()
+		Unavailable(t, "ClickHouse at TEST_CLICKHOUSE_URL is not reachable: %v", err)
+	}
+	db := "t_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:20]
+	if err := conn.Exec(ctx, "CREATE DATABASE "+db); err != nil {
+		_ = conn.Close()
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		defer conn.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+db); err != nil {
+			t.Logf("drop database %s: %v", db, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("TEST_CLICKHOUSE_URL: %v", err)
+	}
+	u.Path = "/" + db
+	return u.String()
 }
 
 // WithParam returns rawURL with one query parameter set.

@@ -1,0 +1,43 @@
+-- Request log rows in embedded mode (issue 6): the same columns as ClickHouse's request_logs.
+-- The primary key on id with INSERT OR IGNORE makes a retried insert harmless. Times are Unix
+-- milliseconds; metadata is a JSON object.
+CREATE TABLE IF NOT EXISTS request_logs (
+    id                TEXT    NOT NULL PRIMARY KEY,
+    trace_id          TEXT    NOT NULL,
+    span_id           TEXT    NOT NULL,
+    parent_span_id    TEXT    NOT NULL,
+    span_name         TEXT    NOT NULL,
+    organisation_id   TEXT    NOT NULL,
+    workspace_id      TEXT    NOT NULL,
+    api_key_id        TEXT    NOT NULL,
+    provider          TEXT    NOT NULL,
+    ai_service        TEXT    NOT NULL,
+    model             TEXT    NOT NULL,
+    config_id         TEXT    NOT NULL,
+    prompt_id         TEXT    NOT NULL,
+    endpoint          TEXT    NOT NULL,
+    method            TEXT    NOT NULL,
+    path              TEXT    NOT NULL,
+    status_code       INTEGER NOT NULL,
+    prompt_tokens     INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    total_tokens      INTEGER NOT NULL,
+    cached_tokens     INTEGER NOT NULL,
+    reasoning_tokens  INTEGER NOT NULL,
+    cost              REAL    NOT NULL,
+    latency_ms        REAL    NOT NULL,
+    ttft_ms           REAL    NOT NULL,
+    stream            INTEGER NOT NULL,
+    cache_status      TEXT    NOT NULL,
+    retry_count       INTEGER NOT NULL,
+    fallback_target   TEXT    NOT NULL,
+    target            TEXT    NOT NULL,
+    metadata          TEXT    NOT NULL,
+    error             TEXT    NOT NULL,
+    request_body      TEXT    NOT NULL,
+    response_body     TEXT    NOT NULL,
+    log_format        TEXT    NOT NULL,
+    started_at        INTEGER NOT NULL,
+    ended_at          INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS request_logs_org_started ON request_logs (organisation_id, started_at);
