@@ -39,6 +39,21 @@ type Admin struct {
 	PublicURL string
 	// WriteWait bounds read-your-writes: a write answers once the read model has its events.
 	WriteWait time.Duration
+	// Analytics is the request log store (SQLite or ClickHouse); nil: no analytics or logs routes.
+	Analytics AnalyticsStore
+	// Retention bounds what analytics and logs show (LOG_RETENTION_DISPLAY,
+	// METRICS_RETENTION_DISPLAY); zero fields take the specification's 90 and 365 days.
+	Retention Retention
+	// Exports is where export jobs write their files; empty: DATA_DIR/exports is not set up.
+	ExportDir string
+	// Pricing answers model prices; nil: no pricing routes.
+	Pricing PricingReader
+}
+
+// Retention is how far back analytics and logs reach.
+type Retention struct {
+	Logs    time.Duration
+	Metrics time.Duration
 }
 
 // Features are the self-hosting switches that turn admin areas off.
@@ -47,6 +62,7 @@ type Features struct {
 	Policy      bool
 	UsageLimits bool
 	AuditLogs   bool
+	DataExports bool
 }
 
 // PositionHeader carries the global position of a write's last event; reads accept it as

@@ -15,6 +15,9 @@ func (a *Admin) Register(r *mux.Router) {
 	a.registerUsers(r)
 	a.registerUsageLimitPolicies(r)
 	a.registerGatewayResources(r)
+	a.registerAnalytics(r)
+	a.registerLogExports(r)
+	a.registerPricing(r)
 }
 
 // must unwraps a handler constructor at start-up: a missing dependency is a wiring bug.

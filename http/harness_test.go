@@ -33,6 +33,9 @@ type testAPI struct {
 	AdminKey string
 	OrgID    string
 	OwnerID  string
+	// Admin is the router's admin API: a test may set fields (Analytics, Pricing, Features)
+	// before its first request.
+	AdminAPI *Admin
 
 	mu  sync.Mutex
 	now time.Time
@@ -77,6 +80,7 @@ func newTestAPI(t testing.TB) *testAPI {
 				ID: uuid.New(), Type: d.EventType(), Data: data, Metadata: md})
 		},
 	}
+	api.AdminAPI = admin
 	api.Server = httptest.NewServer(NewRouter(Deps{Admin: admin, Health: &Health{}}))
 	t.Cleanup(func() {
 		api.Server.Close()

@@ -26,6 +26,8 @@ type Health struct {
 	Version string
 	Timeout time.Duration // per check; default 2 s
 	Started time.Time
+	// Stats are counters reported beside the checks, by name (the log pipeline's).
+	Stats map[string]func() any
 }
 
 type healthAnswer struct {
@@ -33,6 +35,7 @@ type healthAnswer struct {
 	Version       string                 `json:"version,omitempty"`
 	UptimeSeconds int64                  `json:"uptime_seconds"`
 	Checks        map[string]checkAnswer `json:"checks"`
+	Stats         map[string]any         `json:"stats,omitempty"`
 }
 
 type checkAnswer struct {
@@ -84,6 +87,12 @@ func (h *Health) Report(ctx context.Context) healthAnswer {
 		}()
 	}
 	wg.Wait()
+	if len(h.Stats) > 0 {
+		ans.Stats = make(map[string]any, len(h.Stats))
+		for name, f := range h.Stats {
+			ans.Stats[name] = f()
+		}
+	}
 	return ans
 }
 

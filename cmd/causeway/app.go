@@ -11,6 +11,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -26,6 +28,7 @@ import (
 	"github.com/causeway/causeway/gateway/providers"
 	httpapi "github.com/causeway/causeway/http"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/analytics"
 )
 
 // Main is the whole product in one value: main() and the end-to-end tests both build one,
@@ -39,12 +42,18 @@ type Main struct {
 	Read      *projections.Model   // routing tables, in memory
 	LogBus    *gochannel.GoChannel // request logs, published by the gateway
 	Postgres  *projections.Model   // the PostgreSQL read model, with DATABASE_URL
+	Analytics analytics.Store      // request logs: ClickHouse or SQLite
+	Pipeline  *analytics.Pipeline  // LogBus → Analytics, spooling to disk while it is down
 	runner    *projections.Runner
 	Bootstrap commands.BootstrapResult
 	// Now is the clock of the control plane (tests set it).
 	Now func() time.Time
 
 	stderr   io.Writer
+	sink     *gateway.WatermillSink
+	healthMu sync.Mutex
+	lostSeen int64              // rows lost when health last looked
+	lostAt   time.Time          // when health first saw the latest loss
 	stop     context.CancelFunc // ends background work
 	closers  []func() error     // run in reverse order by Close
 	server   *http.Server
@@ -99,11 +108,16 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	analytics, err := openAnalytics(startCtx, cfg)
+	var analyticsBackend backend
+	m.Analytics, analyticsBackend, err = openAnalytics(startCtx, cfg)
 	if err != nil {
 		return err
 	}
-	m.closers = append(m.closers, analytics.close)
+	m.closers = append(m.closers, analyticsBackend.close)
+	gw, err := m.startGateway(admin)
+	if err != nil {
+		return err
+	}
 
 	health := &httpapi.Health{
 		Version: m.Version,
@@ -112,12 +126,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			{Name: "eventstore", Backend: eventStoreBackend(cfg.EventStoreURL), Ping: m.Store.Ping},
 			readModels.check,
 			{Name: "projections", Backend: readModels.check.Backend, Ping: m.runner.Healthy, ShowError: true},
-			analytics.check,
+			analyticsBackend.check,
+			{Name: "log_pipeline", Backend: analyticsBackend.check.Backend, Ping: m.pipelineHealthy, ShowError: true},
 		},
-	}
-	gw, err := m.startGateway(admin)
-	if err != nil {
-		return err
+		Stats: map[string]func() any{"log_pipeline": func() any { return m.Pipeline.Stats() }},
 	}
 	handler := httpapi.NewRouter(httpapi.Deps{Logger: m.Logger, Health: health, Version: m.Version, Admin: admin, Gateway: gw})
 
@@ -140,7 +152,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}()
 	m.Logger.Info("causeway serving", "addr", m.listener.Addr().String(), "base_path", httpapi.BasePath,
 		"eventstore", eventstore.Redact(cfg.EventStoreURL), "readmodels", readModels.check.Backend,
-		"analytics", analytics.check.Backend, "version", m.Version)
+		"analytics", analyticsBackend.check.Backend, "version", m.Version)
 	return nil
 }
 
@@ -189,8 +201,14 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 	f := m.Config.Features
 	return &httpapi.Admin{
 		Log: m.Logger, Read: read, Deps: deps, Secret: secret, Now: deps.Now,
-		Features:     httpapi.Features{APIAccess: f.APIAccess, Policy: f.Policy, UsageLimits: f.UsageLimits, AuditLogs: f.AuditLogs},
+		Features: httpapi.Features{APIAccess: f.APIAccess, Policy: f.Policy, UsageLimits: f.UsageLimits,
+			AuditLogs: f.AuditLogs, DataExports: f.DataExports},
 		RecordDenial: m.recordDenial, PublicURL: m.Config.PublicURL,
+		Retention: httpapi.Retention{
+			Logs:    time.Duration(m.Config.LogRetentionDisplay) * 24 * time.Hour,
+			Metrics: time.Duration(m.Config.MetricsRetentionDisplay) * 24 * time.Hour,
+		},
+		ExportDir: filepath.Join(m.Config.DataDir, "exports"),
 	}, nil
 }
 
@@ -208,10 +226,10 @@ func (m *Main) startGateway(admin *httpapi.Admin) (*httpapi.Gateway, error) {
 	}
 	adapters := providers.Default()
 	maps.Copy(adapters, providers.More())
-	// Request logs go to watermill; the analytics pipeline subscribes to LogTopic.
-	m.LogBus = gochannel.NewGoChannel(gochannel.Config{OutputChannelBuffer: 1024}, watermill.NopLogger{})
-	sink := gateway.NewWatermillSink(m.LogBus, 10_000)
-	m.closers = append(m.closers, m.LogBus.Close, sink.Close) // Close runs them in reverse: flush, then the bus
+	sink, err := m.startLogPipeline()
+	if err != nil {
+		return nil, err
+	}
 	sealer, err := commands.NewSealerFromSecret(admin.Secret)
 	if err != nil {
 		return nil, err
@@ -228,6 +246,56 @@ func (m *Main) startGateway(admin *httpapi.Admin) (*httpapi.Gateway, error) {
 		Plans: httpapi.Plans{Directory: m.Read, Sealer: sealer, Egress: guard, Client: client},
 	}, nil
 }
+
+// startLogPipeline starts the request log path: the gateway hands records to a watermill
+// publisher, and the analytics pipeline batches them into the analytics store, spooling to
+// DATA_DIR/spool while the store is down. Close stops them in the order that loses nothing:
+// the sink publishes what it holds, the pipeline takes what is on the bus and flushes it (to
+// the store, or the spool), then the spool, the bus and the store close.
+func (m *Main) startLogPipeline() (*gateway.WatermillSink, error) {
+	m.LogBus = gochannel.NewGoChannel(gochannel.Config{OutputChannelBuffer: 1024}, watermill.NopLogger{})
+	m.closers = append(m.closers, m.LogBus.Close)
+	spool, err := analytics.OpenSpool(filepath.Join(m.Config.DataDir, "spool", "request_logs"), m.Config.LogSpoolBytes)
+	if err != nil {
+		return nil, err
+	}
+	m.closers = append(m.closers, spool.Close)
+	m.Pipeline, err = analytics.NewPipeline(m.LogBus, m.Analytics, spool, analytics.Options{})
+	if err != nil {
+		return nil, err
+	}
+	// Not the serving context: the pipeline must outlive the stop of background work, to take
+	// what the sink flushes at Close.
+	go func() {
+		if err := m.Pipeline.Run(context.Background()); err != nil {
+			m.Logger.Error("log pipeline stopped", "error", err)
+		}
+	}()
+	m.closers = append(m.closers, m.Pipeline.Close)
+	m.sink = gateway.NewWatermillSink(m.LogBus, 10_000)
+	m.closers = append(m.closers, m.sink.Close)
+	return m.sink, nil
+}
+
+// pipelineHealthy fails while request logs are being lost: rows dropped by a full spool or a
+// full sink buffer since the last check that found none.
+func (m *Main) pipelineHealthy(context.Context) error {
+	st := m.Pipeline.Stats()
+	lost := st.Dropped + m.sink.Dropped()
+	m.healthMu.Lock()
+	defer m.healthMu.Unlock()
+	if lost > m.lostSeen {
+		m.lostSeen, m.lostAt = lost, m.Now()
+	}
+	if lost > 0 && m.Now().Sub(m.lostAt) < lossReportWindow {
+		return fmt.Errorf("%d request log rows lost since start (spool full or failing: %d, sink buffer full: %d); spool holds %d bytes",
+			lost, st.Dropped, m.sink.Dropped(), st.SpoolBytes)
+	}
+	return nil
+}
+
+// lossReportWindow is how long health stays degraded after request log rows were lost.
+const lossReportWindow = 5 * time.Minute
 
 // serverReadModel is the admin API's read side in server mode: PostgreSQL for reads, the
 // in-memory routing tables for authentication, and a write waits for both, so that what a

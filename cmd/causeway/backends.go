@@ -2,16 +2,17 @@ package main
 
 import (
 	"context"
-	"database/sql"
+	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	httpapi "github.com/causeway/causeway/http"
 	"github.com/causeway/causeway/migrations"
+	"github.com/causeway/causeway/projections/analytics"
 )
 
 // backend is an opened read-side store: how health checks it and how to close it. The read
@@ -58,40 +59,40 @@ func openReadModels(ctx context.Context, cfg Config) (backend, error) {
 	}, nil
 }
 
-// openAnalytics opens ClickHouse when CLICKHOUSE_URL is set, over the native protocol (the
-// only one that works with every release we support); otherwise a SQLite file in the data
-// directory.
-func openAnalytics(ctx context.Context, cfg Config) (backend, error) {
+// openAnalytics opens the request log store: ClickHouse when CLICKHOUSE_URL is set, over the
+// native protocol (the only one that works with every release we support); otherwise a SQLite
+// file in the data directory. Either way its schema is applied at start.
+func openAnalytics(ctx context.Context, cfg Config) (analytics.Store, backend, error) {
 	if cfg.ClickHouseURL != "" {
-		opts, err := clickhouse.ParseDSN(cfg.ClickHouseURL)
+		ch, err := analytics.OpenClickHouse(ctx, cfg.ClickHouseURL)
 		if err != nil {
-			return backend{}, fmt.Errorf("CLICKHOUSE_URL: %v", err)
+			return nil, backend{}, fmt.Errorf("CLICKHOUSE_URL: %v", redactErr(err, cfg.ClickHouseURL))
 		}
-		opts.Protocol = clickhouse.Native
-		conn, err := clickhouse.Open(opts)
-		if err != nil {
-			return backend{}, fmt.Errorf("CLICKHOUSE_URL: %v", err)
-		}
-		if err := conn.Ping(ctx); err != nil {
-			_ = conn.Close()
-			return backend{}, fmt.Errorf("CLICKHOUSE_URL: ClickHouse does not answer: %v", err)
-		}
-		return backend{
-			check: httpapi.Check{Name: "analytics", Backend: "clickhouse", Ping: conn.Ping},
-			close: conn.Close,
+		return ch, backend{
+			check: httpapi.Check{Name: "analytics", Backend: "clickhouse", Ping: ch.Ping},
+			close: ch.Close,
 		}, nil
 	}
 	path := filepath.Join(cfg.DataDir, "analytics.db")
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)")
+	db, err := analytics.OpenSQLite(ctx, path)
 	if err != nil {
-		return backend{}, fmt.Errorf("analytics %s: %w", path, err)
+		return nil, backend{}, fmt.Errorf("analytics %s: %w", path, err)
 	}
-	if err := db.PingContext(ctx); err != nil {
-		_ = db.Close()
-		return backend{}, fmt.Errorf("analytics %s: %w", path, err)
-	}
-	return backend{
-		check: httpapi.Check{Name: "analytics", Backend: "sqlite", Ping: db.PingContext},
+	return db, backend{
+		check: httpapi.Check{Name: "analytics", Backend: "sqlite", Ping: db.Ping},
 		close: db.Close,
 	}, nil
+}
+
+// redactErr keeps a URL's password out of an error that may quote the URL.
+func redactErr(err error, rawURL string) error {
+	u, perr := url.Parse(rawURL)
+	if perr != nil {
+		return err
+	}
+	pw, ok := u.User.Password()
+	if !ok || pw == "" {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), pw, "xxxxx"))
 }

@@ -36,6 +36,9 @@ type Config struct {
 	AllowedHosts string
 	// MaxBodyBytes (CAUSEWAY_MAX_BODY_BYTES) bounds a gateway request body: larger ones get 413.
 	MaxBodyBytes int64
+	// LogSpoolBytes (CAUSEWAY_LOG_SPOOL_BYTES) bounds the disk spool request logs wait in
+	// while the analytics store is down; rows beyond it are counted and reported in health.
+	LogSpoolBytes int64
 
 	ShutdownTimeout time.Duration // CAUSEWAY_SHUTDOWN_TIMEOUT
 	StartupTimeout  time.Duration // CAUSEWAY_STARTUP_TIMEOUT: how long to wait for backends at start
@@ -98,6 +101,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		PublicURL:               strings.TrimSpace(getenv("CAUSEWAY_PUBLIC_URL")),
 		AllowedHosts:            getenv("CAUSEWAY_ALLOWED_HOSTS"),
 		MaxBodyBytes:            25 << 20,
+		LogSpoolBytes:           1 << 30,
 		ShutdownTimeout:         15 * time.Second,
 		StartupTimeout:          30 * time.Second,
 	}
@@ -155,6 +159,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	duration("CAUSEWAY_STARTUP_TIMEOUT", &c.StartupTimeout)
+	if v := getenv("CAUSEWAY_LOG_SPOOL_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1<<20 || n > 1<<40 {
+			problems = append(problems, fmt.Errorf("CAUSEWAY_LOG_SPOOL_BYTES=%q: must be a whole number of bytes from 1048576 to 1099511627776", v))
+		} else {
+			c.LogSpoolBytes = n
+		}
+	}
 
 	problems = append(problems, c.Validate())
 	if err := errors.Join(problems...); err != nil {
