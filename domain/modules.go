@@ -13,6 +13,7 @@ func modules() []module {
 		reservationModule(),
 		bootstrapModule(),
 		notificationModule(),
+		modelPricingModule(),
 		{prefix: "audit", events: []Event{AccessDenied{}}},
 	}
 	modules = append(modules, gatewayModules()...)

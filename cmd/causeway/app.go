@@ -25,6 +25,7 @@ import (
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/gateway/egress"
+	"github.com/causeway/causeway/gateway/pricing"
 	"github.com/causeway/causeway/gateway/providers"
 	httpapi "github.com/causeway/causeway/http"
 	"github.com/causeway/causeway/projections"
@@ -234,10 +235,18 @@ func (m *Main) startGateway(admin *httpapi.Admin) (*httpapi.Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each request's cost is computed as its record is logged, from the routing tables'
+	// overrides and the cached price sources: no database or network I/O on the way.
+	book, err := pricing.New(m.Config.Pricing, pricing.Options{Now: m.Now, Overrides: m.Read, Log: m.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("model pricing: %w", err)
+	}
+	m.closers = append(m.closers, book.Close)
+	admin.Pricing = book
 	admin.URLCheck = guard // base URLs on integrations and providers are checked as custom hosts
 	client := guard.Client(0)
 	return &httpapi.Gateway{
-		Log: m.Logger, Routing: m.Read, Limiter: gateway.NewLimiter(m.Now), Logs: sink,
+		Log: m.Logger, Routing: m.Read, Limiter: gateway.NewLimiter(m.Now), Logs: pricing.NewSink(book, sink),
 		Engine: &gateway.Engine{Providers: providers.NewRegistry(adapters), MaxBackoff: 10 * time.Second},
 		Egress: guard, CustomHostClient: client, Now: func() time.Time { return m.Now() },
 		MaxBody: m.Config.MaxBodyBytes,

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/causeway/causeway/gateway/pricing"
 )
 
 // Config is everything Causeway reads from its environment. Defaults give the embedded mode:
@@ -53,6 +55,10 @@ type Config struct {
 	DBSSLCA                 string // DB_SSL_CA
 	DBSSLCert               string // DB_SSL_CERT
 	DBSSLKey                string // DB_SSL_KEY
+	// Pricing is where model prices come from: MODEL_CONFIGS_PROXY_FETCH_ENABLED,
+	// MODEL_CONFIGS_PROXY_URL, MODEL_CONFIGS_PRICING_LOG_STORE_PATH,
+	// MODEL_CONFIGS_PRICING_LOCAL_PATH (see gateway/pricing).
+	Pricing pricing.Config
 }
 
 // Features are the specification's feature flags: each on unless set to OFF.
@@ -104,6 +110,15 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		LogSpoolBytes:           1 << 30,
 		ShutdownTimeout:         15 * time.Second,
 		StartupTimeout:          30 * time.Second,
+	}
+	c.Pricing = pricing.Config{
+		ProxyFetch:   strings.EqualFold(strings.TrimSpace(getenv("MODEL_CONFIGS_PROXY_FETCH_ENABLED")), "ON"),
+		ProxyURL:     strings.TrimSpace(getenv("MODEL_CONFIGS_PROXY_URL")),
+		LogStorePath: getenv("MODEL_CONFIGS_PRICING_LOG_STORE_PATH"),
+		LocalPath:    getenv("MODEL_CONFIGS_PRICING_LOCAL_PATH"),
+	}
+	if err := c.Pricing.Validate(); err != nil {
+		problems = append(problems, err)
 	}
 	c.EventStoreURL = envOr(getenv, "EVENTSTORE_URL", "sqlite://"+filepath.Join(c.DataDir, "events.db"))
 

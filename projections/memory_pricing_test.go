@@ -1,0 +1,43 @@
+package projections
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/eventstore"
+)
+
+func TestModelPricingOverrideQueries(t *testing.T) {
+	m := NewMemory(domain.NewRegistry())
+	prices := domain.ModelPrices{RequestToken: &domain.TokenPrice{Price: 0.0002}}
+	set := func(pos int, org, ws, provider, model string) string {
+		id := domain.ModelPricingOverrideID(org, ws, provider, model)
+		require.NoError(t, m.Apply(recorded(t, eventstore.Position(pos), domain.Stream(domain.ModelPricingPrefix, id),
+			domain.ModelPricingOverrideSet{OverrideID: id, OrganisationID: org, WorkspaceID: ws, Provider: provider,
+				Model: model, PayAsYouGo: prices, At: time.Now()})))
+		return id
+	}
+	orgWide := set(1, "org", "", "openai", "gpt-4o")
+	set(2, "org", "ws-1", "openai", "gpt-4o")
+	set(3, "org-2", "", "openai", "gpt-4o")
+
+	o, ok := m.ModelPricingOverride("org", "", "OpenAI", "GPT-4o")
+	require.True(t, ok, "names match as the domain normalises them")
+	assert.Equal(t, orgWide, o.ID)
+	ws, ok := m.ModelPricingOverride("org", "ws-1", "openai", "gpt-4o")
+	require.True(t, ok)
+	assert.Equal(t, "ws-1", ws.WorkspaceID)
+	_, ok = m.ModelPricingOverride("org", "ws-2", "openai", "gpt-4o")
+	assert.False(t, ok, "a workspace without its own override has none here")
+	assert.Len(t, m.ModelPricingOverrides("org"), 2)
+
+	require.NoError(t, m.Apply(recorded(t, 4, domain.Stream(domain.ModelPricingPrefix, orgWide),
+		domain.ModelPricingOverrideRemoved{OverrideID: orgWide, At: time.Now()})))
+	_, ok = m.ModelPricingOverride("org", "", "openai", "gpt-4o")
+	assert.False(t, ok, "a removed override is not in force")
+	assert.Len(t, m.ModelPricingOverrides("org"), 1)
+}
