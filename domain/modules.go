@@ -14,6 +14,7 @@ func modules() []module {
 		bootstrapModule(),
 		notificationModule(),
 		modelPricingModule(),
+		logExportModule(),
 		{prefix: "audit", events: []Event{AccessDenied{}}},
 	}
 	modules = append(modules, gatewayModules()...)

@@ -55,6 +55,7 @@ type Main struct {
 	healthMu sync.Mutex
 	lostSeen int64              // rows lost when health last looked
 	lostAt   time.Time          // when health first saw the latest loss
+	bg       context.Context    // background work's context
 	stop     context.CancelFunc // ends background work
 	closers  []func() error     // run in reverse order by Close
 	server   *http.Server
@@ -115,6 +116,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	m.closers = append(m.closers, analyticsBackend.close)
+	admin.Analytics = m.Analytics
+	if err := m.startLogExports(admin); err != nil {
+		return err
+	}
 	gw, err := m.startGateway(admin)
 	if err != nil {
 		return err
@@ -190,7 +195,7 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 		read = serverReadModel{Model: m.Postgres, routing: m.Read}
 	}
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
-	m.stop = stop
+	m.bg, m.stop = bg, stop
 	go func() {
 		if err := m.runner.Run(bg); err != nil {
 			m.Logger.Error("projections stopped", "error", err)
@@ -390,6 +395,28 @@ func openWithRetry[T any](ctx context.Context, log *slog.Logger, what string, op
 		}
 		backoff = min(backoff*2, 3*time.Second)
 	}
+}
+
+// exportWorkerInterval is how often the export worker picks up started exports and notices
+// cancelled ones.
+const exportWorkerInterval = time.Second
+
+// startLogExports runs the export worker (DATA_EXPORTS_ENABLED) until background work ends:
+// it writes started exports from the analytics store to DATA_DIR/exports.
+func (m *Main) startLogExports(admin *httpapi.Admin) error {
+	if !admin.Features.DataExports {
+		return nil
+	}
+	w, err := commands.NewLogExportWorker(admin.Deps, m.Read, m.Analytics, admin.ExportDir)
+	if err != nil {
+		return err
+	}
+	w.Retention = admin.Retention.Logs
+	w.OnError = func(err error) { m.Logger.Error("log export failed", "error", err) }
+	go func() { _ = w.Run(m.bg, exportWorkerInterval) }()
+	// Close stops background work first; the analytics store must outlive the exports running.
+	m.closers = append(m.closers, func() error { w.Wait(); return nil })
+	return nil
 }
 
 // workerInterval is how often the background workers look for due work: key expiry and

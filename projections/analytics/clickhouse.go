@@ -20,10 +20,19 @@ import (
 // collapses the copies not merged yet. Both exist in release 18.16 and in current releases.
 type ClickHouse struct {
 	conn driver.Conn
+	engine
 }
 
+// chTS is started_at in Unix milliseconds: DateTime holds seconds, started_ms the rest.
+const chTS = "(toUInt64(started_at) * 1000 + started_ms)"
+
 var clickHouseDialect = dialect{
+	name:  "clickhouse",
 	table: "request_logs FINAL",
+	ts:    chTS,
+	secondsBound: func(op string) string {
+		return "started_at " + op + " toDateTime(?)"
+	},
 	groupExpr: map[string]string{
 		GroupAIService:  "ai_service",
 		GroupModel:      "model",
@@ -34,27 +43,62 @@ var clickHouseDialect = dialect{
 		GroupProvider:   "provider",
 		GroupPrompt:     "prompt_id",
 	},
-	colExpr: map[string]string{
-		ColRequests:        "toFloat64(count())",
-		ColCost:            "toFloat64(sum(cost))",
-		ColTotalTokens:     "toFloat64(sum(total_tokens))",
-		ColAvgTokens:       "toFloat64(avg(total_tokens))",
-		ColAvgInputTokens:  "toFloat64(avg(prompt_tokens))",
-		ColAvgOutputTokens: "toFloat64(avg(completion_tokens))",
-		ColAvgLatency:      "toFloat64(avg(latency_ms))",
-		// quantileExact, not quantile: the latter samples 8192 values and is approximate.
-		ColP95Latency:   "toFloat64(quantileExact(0.95)(latency_ms))",
-		ColP99Latency:   "toFloat64(quantileExact(0.99)(latency_ms))",
-		ColSuccessRate:  "toFloat64(countIf(status_code >= 200 AND status_code < 300) / count())",
-		ColErrorCount:   "toFloat64(countIf(status_code >= 400))",
-		ColCacheHitRate: "toFloat64(countIf(cache_status = 'HIT') / count())",
-		ColLastSeen:     "toFloat64(max(toUInt64(started_at) * 1000 + started_ms))",
-		ColFirstSeen:    "toFloat64(min(toUInt64(started_at) * 1000 + started_ms))",
+	float:   func(x string) string { return "toFloat64(" + x + ")" },
+	integer: func(x string) string { return "toInt64(" + x + ")" },
+	countIf: func(cond string) string { return "countIf(" + cond + ")" },
+	avgIf:   func(x, cond string) string { return "avgIf(" + x + ", " + cond + ")" },
+	// quantileExact, not quantile: the latter samples 8192 values and is approximate.
+	quantile: func(p float64, x string) string { return "quantileExact(" + formatFloat(p) + ")(" + x + ")" },
+	distinct: func(x string) string { return "toInt64(uniqExact(" + x + "))" },
+	// Without the key, indexOf is 0 and the element ''; metaHas tells the two apart.
+	metaValue: func(key string) (string, []any) {
+		return "meta_values[indexOf(meta_keys, ?)]", []any{key}
 	},
-	tsExpr: "(toUInt64(started_at) * 1000 + started_ms)",
-	metaCond: func(key, value string) (string, []any) {
-		return "(has(meta_keys, ?) AND meta_values[indexOf(meta_keys, ?)] = ?)", []any{key, key, value}
+	metaHas: func(key string) (string, []any) {
+		return "has(meta_keys, ?)", []any{key}
 	},
+	distinctMeta: func(key string) (string, []any) {
+		return "uniqExactIf(meta_values[indexOf(meta_keys, ?)], has(meta_keys, ?))", []any{key, key}
+	},
+	bucket: func(ms int64) string { return fmt.Sprintf("toInt64(intDiv(%s, %d) * %d)", chTS, ms, ms) },
+	logColumns: `id, trace_id, span_id, parent_span_id, span_name, organisation_id, workspace_id,
+	api_key_id, provider, ai_service, model, config_id, prompt_id, endpoint, method, path,
+	toInt64(status_code), toInt64(prompt_tokens), toInt64(completion_tokens), toInt64(total_tokens),
+	toInt64(cached_tokens), toInt64(reasoning_tokens), cost, latency_ms, ttft_ms, toInt64(stream),
+	cache_status, toInt64(retry_count), fallback_target, target, meta_keys, meta_values, error,
+	request_body, response_body, log_format, toInt64(` + chTS + `),
+	toInt64(toUInt64(ended_at) * 1000 + ended_ms)`,
+	scanLog: scanClickHouseLog,
+}
+
+// scanClickHouseLog reads a row of logColumns.
+func scanClickHouseLog(scan func(dest ...any) error) (gateway.LogRecord, error) {
+	var r gateway.LogRecord
+	var status, prompt, completion, total, cached, reasoning, stream, retry, started, ended int64
+	var keys, values []string
+	var req, resp string
+	if err := scan(&r.ID, &r.TraceID, &r.SpanID, &r.ParentSpanID, &r.SpanName, &r.OrganisationID,
+		&r.WorkspaceID, &r.APIKeyID, &r.Provider, &r.AIService, &r.Model, &r.ConfigID, &r.PromptID,
+		&r.Endpoint, &r.Method, &r.Path, &status, &prompt, &completion, &total, &cached, &reasoning,
+		&r.Cost, &r.LatencyMS, &r.TTFTMS, &stream, &r.CacheStatus, &retry, &r.FallbackTarget, &r.Target,
+		&keys, &values, &r.Error, &req, &resp, &r.LogFormat, &started, &ended); err != nil {
+		return gateway.LogRecord{}, err
+	}
+	if len(keys) != len(values) {
+		return gateway.LogRecord{}, fmt.Errorf("log %s: %d metadata keys but %d values", r.ID, len(keys), len(values))
+	}
+	if len(keys) > 0 {
+		r.Metadata = make(map[string]string, len(keys))
+		for i, k := range keys {
+			r.Metadata[k] = values[i]
+		}
+	}
+	r.StatusCode, r.PromptTokens, r.CompletionTokens = int(status), int(prompt), int(completion)
+	r.TotalTokens, r.CachedTokens, r.ReasoningTokens = int(total), int(cached), int(reasoning)
+	r.Stream, r.RetryCount = stream != 0, int(retry)
+	r.RequestBody, r.ResponseBody = rawJSON(req), rawJSON(resp)
+	r.StartedAt, r.EndedAt = fromMilli(started), fromMilli(ended)
+	return r, nil
 }
 
 // OpenClickHouse connects to the ClickHouse database of rawURL over the native protocol and
@@ -77,7 +121,11 @@ func OpenClickHouse(ctx context.Context, rawURL string) (*ClickHouse, error) {
 		_ = conn.Close()
 		return nil, fmt.Errorf("analytics: clickhouse: %w", err)
 	}
-	return &ClickHouse{conn: conn}, nil
+	c := &ClickHouse{conn: conn}
+	c.engine = engine{dialect: clickHouseDialect, query: func(ctx context.Context, query string, args ...any) (rows, error) {
+		return conn.Query(ctx, query, args...)
+	}}
+	return c, nil
 }
 
 // Close closes the connection.
@@ -142,38 +190,31 @@ func splitTime(t time.Time) (time.Time, uint16) {
 
 // Groups answers q.
 func (c *ClickHouse) Groups(ctx context.Context, q GroupsQuery) (GroupsResult, error) {
-	if err := q.validate(); err != nil {
-		return GroupsResult{}, err
-	}
-	d := clickHouseDialect
-	g := d.groupExpr[q.GroupBy]
-	where, args := d.where(q)
-	var total uint64
-	if err := c.conn.QueryRow(ctx, "SELECT uniqExact("+g+") FROM "+d.table+" WHERE "+where, args...).
-		Scan(&total); err != nil {
-		return GroupsResult{}, fmt.Errorf("analytics: clickhouse groups: %w", err)
-	}
-	res := GroupsResult{Total: int(total)}
-	query := "SELECT " + g + " AS g, " + d.selectList(q) + " FROM " + d.table + " WHERE " + where + " GROUP BY g" + tail(q)
-	rows, err := c.conn.Query(ctx, query, args...)
-	if err != nil {
-		return GroupsResult{}, fmt.Errorf("analytics: clickhouse groups: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var key string
-		vals := make([]float64, 1+len(q.Columns))
-		dest := []any{&key}
-		for i := range vals {
-			dest = append(dest, &vals[i])
-		}
-		if err := rows.Scan(dest...); err != nil {
-			return GroupsResult{}, fmt.Errorf("analytics: clickhouse groups: %w", err)
-		}
-		res.Groups = append(res.Groups, newGroup(q, key, vals))
-	}
-	if err := rows.Err(); err != nil {
-		return GroupsResult{}, fmt.Errorf("analytics: clickhouse groups: %w", err)
-	}
-	return res, nil
+	return c.groups(ctx, q)
+}
+
+// Graph answers q.
+func (c *ClickHouse) Graph(ctx context.Context, q GraphQuery) (Graph, error) { return c.graph(ctx, q) }
+
+// Summary answers f's totals.
+func (c *ClickHouse) Summary(ctx context.Context, f Filter) (Summary, error) {
+	return c.summary(ctx, f)
+}
+
+// CacheSummary answers f's cache figures.
+func (c *ClickHouse) CacheSummary(ctx context.Context, f Filter) (CacheSummary, error) {
+	return c.cacheSummary(ctx, f)
+}
+
+// Log returns the row id of organisation orgID.
+func (c *ClickHouse) Log(ctx context.Context, orgID, id string) (gateway.LogRecord, bool, error) {
+	return c.log(ctx, orgID, id)
+}
+
+// Logs answers one page of q, newest first.
+func (c *ClickHouse) Logs(ctx context.Context, q LogsQuery) (LogsPage, error) { return c.logs(ctx, q) }
+
+// ScanLogs calls fn with each row of f, oldest first.
+func (c *ClickHouse) ScanLogs(ctx context.Context, f Filter, fn func(gateway.LogRecord) error) error {
+	return c.scanLogs(ctx, f, fn)
 }

@@ -1,32 +1,28 @@
 package analytics
 
 import (
+	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/causeway/causeway/domain"
 )
 
-// dialect is what differs between the engines in a groups query.
-type dialect struct {
-	table     string            // what FROM reads
-	groupExpr map[string]string // groupBy → expression of the group's key, as text
-	colExpr   map[string]string // column → aggregate expression, as a float
-	tsExpr    string            // started_at in Unix milliseconds
-	// metaCond is one metadata pair's condition and its arguments.
-	metaCond func(key, value string) (string, []any)
-}
-
 // validate checks q and fills its defaults, naming the bound that is broken.
 func (q *GroupsQuery) validate() error {
-	if q.OrganisationID == "" {
-		return domain.Invalid("organisation_id", "organisation_id is required")
+	if err := q.Filter.Validate(); err != nil {
+		return err
 	}
-	if !slices.Contains(GroupBys, q.GroupBy) {
-		return domain.Invalid("groupBy", "groupBy must be one of %s", strings.Join(GroupBys, ", "))
+	if !slices.Contains(GroupBys, q.GroupBy) && !slices.Contains(ExtraGroupBys, q.GroupBy) {
+		return domain.Invalid("groupBy", "groupBy must be one of %s",
+			strings.Join(append(slices.Clone(GroupBys), ExtraGroupBys...), ", "))
+	}
+	if q.GroupBy == GroupMetadata {
+		if err := domain.ValidateName("metadataKey", q.MetadataKey, true); err != nil {
+			return err
+		}
 	}
 	seen := map[string]bool{}
 	for _, c := range q.Columns {
@@ -38,29 +34,8 @@ func (q *GroupsQuery) validate() error {
 		}
 		seen[c] = true
 	}
-	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
-		return domain.Invalid("time_of_generation_min", "the start of the time range must be before its end")
-	}
-	if q.MinCost != nil && *q.MinCost < 0 {
-		return domain.Invalid("cost_min", "cost_min must be at least 0")
-	}
-	if q.MinCost != nil && q.MaxCost != nil && *q.MinCost > *q.MaxCost {
-		return domain.Invalid("cost_min", "cost_min must be at most cost_max")
-	}
-	if q.MinTokens != nil && *q.MinTokens < 0 {
-		return domain.Invalid("total_units_min", "total_units_min must be at least 0")
-	}
-	if q.MinTokens != nil && q.MaxTokens != nil && *q.MinTokens > *q.MaxTokens {
-		return domain.Invalid("total_units_min", "total_units_min must be at most total_units_max")
-	}
-	if q.Page < 0 {
-		return domain.Invalid("current_page", "current_page must be at least 0")
-	}
-	if q.PageSize == 0 {
-		q.PageSize = DefaultPageSize
-	}
-	if q.PageSize < 1 || q.PageSize > MaxPageSize {
-		return domain.Invalid("page_size", "page_size must be between 1 and %d", MaxPageSize)
+	if err := validatePage(q.Page, &q.PageSize); err != nil {
+		return err
 	}
 	if q.SortBy == "" {
 		q.SortBy, q.SortDesc = ColRequests, true
@@ -71,77 +46,63 @@ func (q *GroupsQuery) validate() error {
 	return nil
 }
 
-// where builds the filter of q.
-func (d dialect) where(q GroupsQuery) (string, []any) {
-	conds := []string{"organisation_id = ?"}
-	args := []any{q.OrganisationID}
-	in := func(col string, vals []string) {
-		if len(vals) == 0 {
-			return
-		}
-		conds = append(conds, col+" IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(vals)), ", ")+")")
-		for _, v := range vals {
-			args = append(args, v)
-		}
+// groupKey is the expression of q's group key and, for the metadata groupings, the condition
+// that leaves out the rows without the key.
+func (d dialect) groupKey(q GroupsQuery) (key string, keyArgs []any, cond string, condArgs []any) {
+	var metaKey string
+	switch q.GroupBy {
+	case GroupUser:
+		metaKey = UserMetadataKey
+	case GroupMetadata:
+		metaKey = q.MetadataKey
+	default:
+		return d.groupExpr[q.GroupBy], nil, "", nil
 	}
-	in("workspace_id", q.WorkspaceIDs)
-	in("api_key_id", q.APIKeyIDs)
-	in("config_id", q.ConfigIDs)
-	in("provider", q.Providers)
-	in("model", q.Models)
-	if len(q.StatusCodes) > 0 {
-		codes := make([]string, len(q.StatusCodes))
-		for i, c := range q.StatusCodes {
-			codes[i] = strconv.Itoa(c)
-		}
-		conds = append(conds, "status_code IN ("+strings.Join(codes, ", ")+")")
+	key, keyArgs = d.metaValue(metaKey)
+	cond, condArgs = d.metaHas(metaKey)
+	return key, keyArgs, cond, condArgs
+}
+
+// colExpr is column c's aggregate, as a float.
+func (d dialect) colExpr(c string) string {
+	switch c {
+	case ColRequests:
+		return d.float("count(*)")
+	case ColCost:
+		return d.float("sum(cost)")
+	case ColTotalTokens:
+		return d.float("sum(total_tokens)")
+	case ColAvgTokens:
+		return d.float("avg(total_tokens)")
+	case ColAvgInputTokens:
+		return d.float("avg(prompt_tokens)")
+	case ColAvgOutputTokens:
+		return d.float("avg(completion_tokens)")
+	case ColAvgLatency:
+		return d.float("avg(latency_ms)")
+	case ColP95Latency:
+		return d.float(d.quantile(P95, "latency_ms"))
+	case ColP99Latency:
+		return d.float(d.quantile(P99, "latency_ms"))
+	case ColSuccessRate:
+		return d.rate(successCond)
+	case ColErrorCount:
+		return d.float(d.countIf(errorCond))
+	case ColCacheHitRate:
+		return d.rate(hitCond)
+	case ColLastSeen:
+		return d.float("max(" + d.ts + ")")
+	case ColFirstSeen:
+		return d.float("min(" + d.ts + ")")
 	}
-	if !q.From.IsZero() {
-		conds = append(conds, d.tsExpr+" >= ?")
-		args = append(args, q.From.UnixMilli())
-	}
-	if !q.To.IsZero() {
-		conds = append(conds, d.tsExpr+" < ?")
-		args = append(args, q.To.UnixMilli())
-	}
-	if q.TraceID != "" {
-		conds = append(conds, "trace_id = ?")
-		args = append(args, q.TraceID)
-	}
-	if q.MinCost != nil {
-		conds = append(conds, "cost >= ?")
-		args = append(args, *q.MinCost)
-	}
-	if q.MaxCost != nil {
-		conds = append(conds, "cost <= ?")
-		args = append(args, *q.MaxCost)
-	}
-	if q.MinTokens != nil {
-		conds = append(conds, "total_tokens >= ?")
-		args = append(args, *q.MinTokens)
-	}
-	if q.MaxTokens != nil {
-		conds = append(conds, "total_tokens <= ?")
-		args = append(args, *q.MaxTokens)
-	}
-	keys := make([]string, 0, len(q.Metadata))
-	for k := range q.Metadata {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		c, a := d.metaCond(k, q.Metadata[k])
-		conds = append(conds, c)
-		args = append(args, a...)
-	}
-	return strings.Join(conds, " AND "), args
+	panic("analytics: unknown column " + c)
 }
 
 // selectList returns the aggregate columns, requests first, aliased c_<name>.
 func (d dialect) selectList(q GroupsQuery) string {
-	parts := []string{d.colExpr[ColRequests] + " AS c_" + ColRequests}
+	parts := []string{d.colExpr(ColRequests) + " AS c_" + ColRequests}
 	for _, c := range q.Columns {
-		parts = append(parts, d.colExpr[c]+" AS c_"+c)
+		parts = append(parts, d.colExpr(c)+" AS c_"+c)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -156,6 +117,58 @@ func tail(q GroupsQuery) string {
 	return fmt.Sprintf(" ORDER BY c_%s %s, g ASC LIMIT %d, %d", q.SortBy, dir, q.Page*q.PageSize, q.PageSize)
 }
 
+// groups answers q in one pass over the rows where the engine counts the groups inline, and
+// counts them in a second pass otherwise (or when the page is past the last group).
+func (e engine) groups(ctx context.Context, q GroupsQuery) (GroupsResult, error) {
+	if err := q.validate(); err != nil {
+		return GroupsResult{}, err
+	}
+	key, keyArgs, cond, condArgs := e.groupKey(q)
+	where, args := e.where(q.Filter)
+	if cond != "" {
+		where += " AND " + cond
+		args = append(args, condArgs...)
+	}
+	args = append(slices.Clone(keyArgs), args...)
+	sel := "SELECT " + key + " AS g, " + e.selectList(q)
+	if e.inlineTotal {
+		sel += ", count(*) OVER () AS total"
+	}
+	rs, err := e.query(ctx, sel+" FROM "+e.table+" WHERE "+where+" GROUP BY g"+tail(q), args...)
+	if err != nil {
+		return GroupsResult{}, fmt.Errorf("analytics: %s groups: %w", e.name, err)
+	}
+	defer rs.Close()
+	res := GroupsResult{Total: -1}
+	n := 1 + len(q.Columns)
+	if e.inlineTotal {
+		n++
+	}
+	for rs.Next() {
+		var g string
+		vals, err := scanFloats(rs, n, &g)
+		if err != nil {
+			return GroupsResult{}, fmt.Errorf("analytics: %s groups: %w", e.name, err)
+		}
+		if e.inlineTotal {
+			res.Total = int(vals[n-1])
+		}
+		res.Groups = append(res.Groups, newGroup(q, g, vals))
+	}
+	if err := rs.Err(); err != nil {
+		return GroupsResult{}, fmt.Errorf("analytics: %s groups: %w", e.name, err)
+	}
+	if res.Total >= 0 {
+		return res, nil
+	}
+	_ = rs.Close()
+	var total int64
+	err = e.queryRow(ctx, "groups", "SELECT "+e.distinct(key)+" FROM "+e.table+" WHERE "+where, args,
+		func(rs rows) error { return rs.Scan(&total) })
+	res.Total = int(total)
+	return res, err
+}
+
 // newGroup makes a Group of one scanned row: vals[0] is requests, then q.Columns.
 func newGroup(q GroupsQuery, key string, vals []float64) Group {
 	g := Group{Key: key, Requests: int64(vals[0]), Values: make(map[string]float64, len(q.Columns))}
@@ -164,3 +177,6 @@ func newGroup(q GroupsQuery, key string, vals []float64) Group {
 	}
 	return g
 }
+
+// formatFloat spells p as a SQL literal that parses to the same float64.
+func formatFloat(p float64) string { return strconv.FormatFloat(p, 'g', -1, 64) }

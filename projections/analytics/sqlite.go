@@ -3,12 +3,12 @@ package analytics
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
 
-	_ "modernc.org/sqlite" // pure-Go driver: the embedded mode needs no cgo
+	"modernc.org/sqlite" // pure-Go driver: the embedded mode needs no cgo
 
 	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/migrations"
@@ -17,10 +17,73 @@ import (
 // SQLite is the embedded request log store.
 type SQLite struct {
 	db *sql.DB
+	engine
 }
 
+// sqliteQuantile is the aggregate the percentiles are: quantileExact's definition, computed
+// over the group's values in Go, which is several times faster than numbering the rows with a
+// window function and picking the row at the percentile's rank.
+const sqliteQuantile = "causeway_quantile_exact"
+
+func init() {
+	sqlite.MustRegisterFunction(sqliteQuantile, &sqlite.FunctionImpl{
+		NArgs:         2,
+		Deterministic: true,
+		MakeAggregate: func(sqlite.FunctionContext) (sqlite.AggregateFunction, error) { return &quantileExact{}, nil },
+	})
+}
+
+// quantileExact is causeway_quantile_exact(p, x): the value at 0-based position floor(p·n) of
+// the group's non-NULL x in ascending order, NULL over no values.
+type quantileExact struct {
+	p  float64
+	xs []float64
+}
+
+func (q *quantileExact) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
+	p, ok := asFloat(args[0])
+	if !ok || p < 0 || p > 1 {
+		return fmt.Errorf("%s: the level must be a number in [0, 1]", sqliteQuantile)
+	}
+	q.p = p
+	if x, ok := asFloat(args[1]); ok {
+		q.xs = append(q.xs, x)
+	}
+	return nil
+}
+
+func (q *quantileExact) WindowInverse(*sqlite.FunctionContext, []driver.Value) error {
+	return fmt.Errorf("%s is not a window function", sqliteQuantile)
+}
+
+func (q *quantileExact) WindowValue(*sqlite.FunctionContext) (driver.Value, error) {
+	if len(q.xs) == 0 {
+		return nil, nil
+	}
+	slices.Sort(q.xs)
+	// The product truncated as ClickHouse's quantileExact truncates it.
+	return q.xs[min(int(q.p*float64(len(q.xs))), len(q.xs)-1)], nil
+}
+
+func (q *quantileExact) Final(*sqlite.FunctionContext) {}
+
+func asFloat(v driver.Value) (float64, bool) {
+	switch v := v.(type) {
+	case float64:
+		return v, true
+	case int64:
+		return float64(v), true
+	}
+	return 0, false
+}
+
+// sqliteMetaValue is a metadata key's value, NULL when the row does not have the key.
+const sqliteMetaValue = "(SELECT m.value FROM json_each(request_logs.metadata) AS m WHERE m.key = ?)"
+
 var sqliteDialect = dialect{
+	name:  "sqlite",
 	table: "request_logs",
+	ts:    "started_at",
 	groupExpr: map[string]string{
 		GroupAIService:  "ai_service",
 		GroupModel:      "model",
@@ -31,29 +94,64 @@ var sqliteDialect = dialect{
 		GroupProvider:   "provider",
 		GroupPrompt:     "prompt_id",
 	},
-	colExpr: map[string]string{
-		ColRequests:        "CAST(COUNT(*) AS REAL)",
-		ColCost:            "CAST(SUM(cost) AS REAL)",
-		ColTotalTokens:     "CAST(SUM(total_tokens) AS REAL)",
-		ColAvgTokens:       "AVG(total_tokens)",
-		ColAvgInputTokens:  "AVG(prompt_tokens)",
-		ColAvgOutputTokens: "AVG(completion_tokens)",
-		ColAvgLatency:      "AVG(latency_ms)",
-		// rn is 1-based, so position floor(p·n) is rank floor(p·n)+1; CAST truncates the
-		// same IEEE product ClickHouse's quantileExact truncates.
-		ColP95Latency:   "MAX(CASE WHEN rn = CAST(0.95 * cnt AS INTEGER) + 1 THEN latency_ms END)",
-		ColP99Latency:   "MAX(CASE WHEN rn = CAST(0.99 * cnt AS INTEGER) + 1 THEN latency_ms END)",
-		ColSuccessRate:  "AVG(CASE WHEN status_code >= 200 AND status_code < 300 THEN 1.0 ELSE 0.0 END)",
-		ColErrorCount:   "CAST(SUM(CASE WHEN status_code >= 400 THEN 1 ELSE 0 END) AS REAL)",
-		ColCacheHitRate: "AVG(CASE WHEN cache_status = 'HIT' THEN 1.0 ELSE 0.0 END)",
-		ColLastSeen:     "CAST(MAX(started_at) AS REAL)",
-		ColFirstSeen:    "CAST(MIN(started_at) AS REAL)",
+	float:   func(x string) string { return "CAST(IFNULL(" + x + ", 0) AS REAL)" },
+	integer: func(x string) string { return "CAST(IFNULL(" + x + ", 0) AS INTEGER)" },
+	// A comparison is 1 or 0 in SQLite (the columns are NOT NULL, so never NULL).
+	countIf:  func(cond string) string { return "sum(" + cond + ")" },
+	avgIf:    func(x, cond string) string { return "avg(CASE WHEN " + cond + " THEN " + x + " END)" },
+	quantile: func(p float64, x string) string { return sqliteQuantile + "(" + formatFloat(p) + ", " + x + ")" },
+	distinct: func(x string) string { return "count(DISTINCT " + x + ")" },
+	metaValue: func(key string) (string, []any) {
+		return sqliteMetaValue, []any{key}
 	},
-	tsExpr: "started_at",
-	metaCond: func(key, value string) (string, []any) {
-		return "EXISTS (SELECT 1 FROM json_each(request_logs.metadata) AS m WHERE m.key = ? AND m.value = ?)",
-			[]any{key, value}
+	metaHas: func(key string) (string, []any) {
+		return sqliteMetaValue + " IS NOT NULL", []any{key}
 	},
+	distinctMeta: func(key string) (string, []any) {
+		return "count(DISTINCT " + sqliteMetaValue + ")", []any{key}
+	},
+	// started_at is never before the epoch, so integer division floors it.
+	bucket:      func(ms int64) string { return fmt.Sprintf("(started_at / %d * %d)", ms, ms) },
+	inlineTotal: true,
+	logColumns: `id, trace_id, span_id, parent_span_id, span_name, organisation_id, workspace_id,
+	api_key_id, provider, ai_service, model, config_id, prompt_id, endpoint, method, path, status_code,
+	prompt_tokens, completion_tokens, total_tokens, cached_tokens, reasoning_tokens, cost, latency_ms,
+	ttft_ms, stream, cache_status, retry_count, fallback_target, target, metadata, error, request_body,
+	response_body, log_format, started_at, ended_at`,
+	scanLog: scanSQLiteLog,
+}
+
+// scanSQLiteLog reads a row of logColumns.
+func scanSQLiteLog(scan func(dest ...any) error) (gateway.LogRecord, error) {
+	var r gateway.LogRecord
+	var stream int
+	var meta, req, resp string
+	var started, ended int64
+	if err := scan(&r.ID, &r.TraceID, &r.SpanID, &r.ParentSpanID, &r.SpanName, &r.OrganisationID,
+		&r.WorkspaceID, &r.APIKeyID, &r.Provider, &r.AIService, &r.Model, &r.ConfigID, &r.PromptID,
+		&r.Endpoint, &r.Method, &r.Path, &r.StatusCode, &r.PromptTokens, &r.CompletionTokens,
+		&r.TotalTokens, &r.CachedTokens, &r.ReasoningTokens, &r.Cost, &r.LatencyMS, &r.TTFTMS, &stream,
+		&r.CacheStatus, &r.RetryCount, &r.FallbackTarget, &r.Target, &meta, &r.Error, &req, &resp,
+		&r.LogFormat, &started, &ended); err != nil {
+		return gateway.LogRecord{}, err
+	}
+	if meta != "" && meta != "{}" {
+		if err := json.Unmarshal([]byte(meta), &r.Metadata); err != nil {
+			return gateway.LogRecord{}, fmt.Errorf("log %s metadata: %w", r.ID, err)
+		}
+	}
+	r.Stream = stream != 0
+	r.RequestBody, r.ResponseBody = rawJSON(req), rawJSON(resp)
+	r.StartedAt, r.EndedAt = fromMilli(started), fromMilli(ended)
+	return r, nil
+}
+
+// rawJSON is a stored body, nil when none was stored.
+func rawJSON(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
 }
 
 // OpenSQLite opens (creating if need be) the SQLite database at path and applies its schema.
@@ -67,7 +165,11 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("analytics: sqlite: %w", err)
 	}
-	return &SQLite{db: db}, nil
+	s := &SQLite{db: db}
+	s.engine = engine{dialect: sqliteDialect, query: func(ctx context.Context, query string, args ...any) (rows, error) {
+		return db.QueryContext(ctx, query, args...)
+	}}
+	return s, nil
 }
 
 // Close closes the database.
@@ -120,61 +222,31 @@ func (s *SQLite) Insert(ctx context.Context, rows []gateway.LogRecord) error {
 	return nil
 }
 
-func unixMilli(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-// Groups answers q. Percentiles need each row's rank in its group, so the rows are read
-// through a window that numbers them by latency.
+// Groups answers q.
 func (s *SQLite) Groups(ctx context.Context, q GroupsQuery) (GroupsResult, error) {
-	if err := q.validate(); err != nil {
-		return GroupsResult{}, err
-	}
-	d := sqliteDialect
-	g := d.groupExpr[q.GroupBy]
-	where, args := d.where(q)
-	var res GroupsResult
-	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(DISTINCT "+g+") FROM request_logs WHERE "+where, args...).
-		Scan(&res.Total); err != nil {
-		return GroupsResult{}, fmt.Errorf("analytics: sqlite groups: %w", err)
-	}
-	inner := "SELECT *, " + g + " AS g"
-	if containsAny(q.Columns, ColP95Latency, ColP99Latency) {
-		inner += ", ROW_NUMBER() OVER (PARTITION BY " + g + " ORDER BY latency_ms) AS rn, COUNT(*) OVER (PARTITION BY " + g + ") AS cnt"
-	}
-	query := "SELECT g, " + d.selectList(q) + " FROM (" + inner + " FROM request_logs WHERE " + where + ") GROUP BY g" + tail(q)
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return GroupsResult{}, fmt.Errorf("analytics: sqlite groups: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var key string
-		vals := make([]float64, 1+len(q.Columns))
-		dest := []any{&key}
-		for i := range vals {
-			dest = append(dest, &vals[i])
-		}
-		if err := rows.Scan(dest...); err != nil {
-			return GroupsResult{}, fmt.Errorf("analytics: sqlite groups: %w", err)
-		}
-		res.Groups = append(res.Groups, newGroup(q, key, vals))
-	}
-	if err := rows.Err(); err != nil {
-		return GroupsResult{}, fmt.Errorf("analytics: sqlite groups: %w", err)
-	}
-	return res, nil
+	return s.groups(ctx, q)
 }
 
-// containsAny reports whether any of want is in have.
-func containsAny(have []string, want ...string) bool {
-	for _, w := range want {
-		if slices.Contains(have, w) {
-			return true
-		}
-	}
-	return false
+// Graph answers q.
+func (s *SQLite) Graph(ctx context.Context, q GraphQuery) (Graph, error) { return s.graph(ctx, q) }
+
+// Summary answers f's totals.
+func (s *SQLite) Summary(ctx context.Context, f Filter) (Summary, error) { return s.summary(ctx, f) }
+
+// CacheSummary answers f's cache figures.
+func (s *SQLite) CacheSummary(ctx context.Context, f Filter) (CacheSummary, error) {
+	return s.cacheSummary(ctx, f)
+}
+
+// Log returns the row id of organisation orgID.
+func (s *SQLite) Log(ctx context.Context, orgID, id string) (gateway.LogRecord, bool, error) {
+	return s.log(ctx, orgID, id)
+}
+
+// Logs answers one page of q, newest first.
+func (s *SQLite) Logs(ctx context.Context, q LogsQuery) (LogsPage, error) { return s.logs(ctx, q) }
+
+// ScanLogs calls fn with each row of f, oldest first.
+func (s *SQLite) ScanLogs(ctx context.Context, f Filter, fn func(gateway.LogRecord) error) error {
+	return s.scanLogs(ctx, f, fn)
 }

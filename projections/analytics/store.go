@@ -2,14 +2,30 @@ package analytics
 
 import (
 	"context"
-	"time"
+
+	"github.com/causeway/causeway/gateway"
 )
 
-// Store is a request log store that answers the analytics queries.
+// Store is a request log store that answers the analytics queries. Every query sees only the
+// rows of its filter's organisation, and counts a row inserted twice once. Bad input is a
+// domain.Invalid error naming the query parameter.
 type Store interface {
 	Writer
 	// Groups aggregates the rows matching q's filters by q.GroupBy.
 	Groups(ctx context.Context, q GroupsQuery) (GroupsResult, error)
+	// Graph buckets the rows matching q's filters by time.
+	Graph(ctx context.Context, q GraphQuery) (Graph, error)
+	// Summary totals the rows matching f.
+	Summary(ctx context.Context, f Filter) (Summary, error)
+	// CacheSummary totals the cache figures of the rows matching f.
+	CacheSummary(ctx context.Context, f Filter) (CacheSummary, error)
+	// Log returns the row id of organisation orgID, and whether there is one.
+	Log(ctx context.Context, orgID, id string) (gateway.LogRecord, bool, error)
+	// Logs returns one page of the rows matching q's filters, newest first.
+	Logs(ctx context.Context, q LogsQuery) (LogsPage, error)
+	// ScanLogs calls fn with every row matching f, oldest first (started_at, then id), reading
+	// a page of rows at a time; it stops at fn's first error and returns it.
+	ScanLogs(ctx context.Context, f Filter, fn func(gateway.LogRecord) error) error
 	Close() error
 }
 
@@ -29,6 +45,16 @@ const (
 var GroupBys = []string{GroupAIService, GroupModel, GroupStatusCode, GroupAPIKey, GroupConfig,
 	GroupWorkspace, GroupProvider, GroupPrompt}
 
+// The reference's groupings beyond the specification's (its ai-models grouping is GroupModel).
+// Both leave out the rows without the metadata key they group by.
+const (
+	GroupUser     = "user"     // by the UserMetadataKey metadata value
+	GroupMetadata = "metadata" // by the value of GroupsQuery.MetadataKey
+)
+
+// ExtraGroupBys lists the reference's groupings that GroupBys does not hold.
+var ExtraGroupBys = []string{GroupUser, GroupMetadata}
+
 // The columns a groups query may ask for; requests is always returned.
 const (
 	ColRequests        = "requests"
@@ -47,14 +73,16 @@ const (
 	ColFirstSeen       = "first_seen"
 )
 
-// Columns lists every optional column, in the specification's order.
+// Columns lists every optional column, in the specification's order. success_rate is the share
+// of 2xx statuses, error_count counts statuses of 400 and above, cache_hit_rate the share of
+// CacheHit and CacheSemanticHit.
 var Columns = []string{ColCost, ColTotalTokens, ColAvgTokens, ColAvgInputTokens, ColAvgOutputTokens,
 	ColAvgLatency, ColP95Latency, ColP99Latency, ColSuccessRate, ColErrorCount, ColCacheHitRate,
 	ColLastSeen, ColFirstSeen}
 
 // Percentiles are exact, on both engines: the value at 0-based position floor(p·n) of the
 // group's latencies in ascending order, which is ClickHouse's quantileExact; SQLite computes
-// the same position with a window function.
+// the same position with an aggregate function of its own (causeway_quantile_exact).
 const (
 	P95 = 0.95
 	P99 = 0.99
@@ -66,26 +94,12 @@ const (
 	MaxPageSize     = 1000
 )
 
-// GroupsQuery is one groups request. OrganisationID is required; every other filter is
-// ignored when empty.
+// GroupsQuery is one groups request over the rows of Filter.
 type GroupsQuery struct {
-	GroupBy string
-	Columns []string
-
-	OrganisationID string
-	WorkspaceIDs   []string
-	From, To       time.Time // started_at in [From, To); zero means unbounded
-	APIKeyIDs      []string
-	ConfigIDs      []string
-	Providers      []string
-	Models         []string
-	StatusCodes    []int
-	Metadata       map[string]string // every pair must match
-	TraceID        string
-	MinCost        *float64 // inclusive
-	MaxCost        *float64 // inclusive
-	MinTokens      *int     // total tokens, inclusive
-	MaxTokens      *int     // total tokens, inclusive
+	Filter
+	GroupBy     string // one of GroupBys or ExtraGroupBys
+	MetadataKey string // GroupMetadata's key: required with it, at most 255 characters
+	Columns     []string
 
 	Page     int // 0-based
 	PageSize int // 0 means DefaultPageSize
@@ -106,3 +120,8 @@ type GroupsResult struct {
 	Total  int
 	Groups []Group
 }
+
+var (
+	_ Store = (*SQLite)(nil)
+	_ Store = (*ClickHouse)(nil)
+)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/causeway/causeway/migrations/migrationstest"
@@ -13,6 +15,7 @@ import (
 )
 
 func TestSQLiteContract(t *testing.T) {
+	t.Parallel()
 	analyticstest.Run(t, func(t *testing.T) analytics.Store {
 		s, err := analytics.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "analytics.db"))
 		require.NoError(t, err)
@@ -22,6 +25,7 @@ func TestSQLiteContract(t *testing.T) {
 }
 
 func TestClickHouseContract(t *testing.T) {
+	t.Parallel()
 	analyticstest.Run(t, func(t *testing.T) analytics.Store {
 		url := migrationstest.ClickHouseURL(t)
 		s, err := analytics.OpenClickHouse(context.Background(), url)
@@ -31,6 +35,27 @@ func TestClickHouseContract(t *testing.T) {
 		again, err := analytics.OpenClickHouse(context.Background(), url)
 		require.NoError(t, err)
 		require.NoError(t, again.Close())
+		keepDuplicates(t, url)
 		return s
+	})
+}
+
+// keepDuplicates stops the background merges that would collapse the copies of the rows the
+// suite inserts twice, so that only FINAL stands between them and a double count, and checks
+// once the suite is done that the copies were there all along.
+func keepDuplicates(t *testing.T, url string) {
+	opts, err := clickhouse.ParseDSN(url)
+	require.NoError(t, err)
+	opts.Protocol = clickhouse.Native
+	conn, err := clickhouse.Open(opts)
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, conn.Exec(ctx, "SYSTEM STOP MERGES request_logs"))
+	t.Cleanup(func() {
+		defer conn.Close()
+		var stored, distinct uint64
+		require.NoError(t, conn.QueryRow(ctx, "SELECT count() FROM request_logs").Scan(&stored))
+		require.NoError(t, conn.QueryRow(ctx, "SELECT uniqExact(id) FROM request_logs").Scan(&distinct))
+		assert.Greater(t, stored, distinct, "the twice-inserted rows were merged before the suite read them")
 	})
 }

@@ -1,0 +1,169 @@
+package httpapi
+
+import (
+	"cmp"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/projections/analytics"
+)
+
+// trafficPage reads current_page (0-based) and page_size, also spelled currentPage and
+// pageSize, as page() does, bounded by what the store pages.
+func trafficPage(r *http.Request) (int, int, error) {
+	q := r.URL.Query()
+	num := func(names []string, def, max int) (int, error) {
+		for _, n := range names {
+			if v := q.Get(n); v != "" {
+				i, err := strconv.Atoi(v)
+				if err != nil || i < 0 || i > max {
+					return 0, domain.Invalid(n, "%s must be a whole number from 0 to %d", n, max)
+				}
+				return i, nil
+			}
+		}
+		return def, nil
+	}
+	size, err := num([]string{"page_size", "pageSize"}, analytics.DefaultPageSize, analytics.MaxPageSize)
+	if err != nil {
+		return 0, 0, err
+	}
+	if size == 0 {
+		size = analytics.DefaultPageSize
+	}
+	cur, err := num([]string{"current_page", "currentPage"}, 0, 1_000_000)
+	return cur, size, err
+}
+
+// groupColumns reads columns (comma-separated or repeated) from the thirteen; requests is
+// always answered, so asking for it is allowed and changes nothing.
+func groupColumns(r *http.Request) ([]string, error) {
+	var cols []string
+	for _, c := range queryList(r.URL.Query(), "columns") {
+		if c == analytics.ColRequests {
+			continue
+		}
+		if !slices.Contains(analytics.Columns, c) {
+			return nil, domain.Invalid("columns", "columns must be taken from %s (got %q)", strings.Join(analytics.Columns, ", "), c)
+		}
+		cols = append(cols, c)
+	}
+	return cols, nil
+}
+
+// groupOrder reads order_by (requests or an answered column; default requests) and
+// order_by_type (asc or desc; default desc), the reference's names.
+func groupOrder(r *http.Request, cols []string) (string, bool, error) {
+	q := r.URL.Query()
+	by := strings.TrimSpace(q.Get("order_by"))
+	if by == "" {
+		by = analytics.ColRequests
+	}
+	if by != analytics.ColRequests && !slices.Contains(cols, by) {
+		return "", false, domain.Invalid("order_by", "order_by must be requests or one of the columns asked for (%s)", strings.Join(cols, ", "))
+	}
+	switch dir := strings.ToLower(strings.TrimSpace(q.Get("order_by_type"))); dir {
+	case "", "desc":
+		return by, true, nil
+	case "asc":
+		return by, false, nil
+	default:
+		return "", false, domain.Invalid("order_by_type", "order_by_type must be asc or desc (got %q)", dir)
+	}
+}
+
+// groupRoute is one groups route: the grouping (empty: the path's {groupBy}), the field its
+// key is answered under (empty: the grouping's name), and fixed columns (nil: the columns
+// query).
+type groupRoute struct {
+	groupBy string
+	key     string
+	cols    []string
+}
+
+// groups answers a groups query of the route.
+func (a *Admin) groups(v trafficView, route groupRoute) handler {
+	return func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		store, actor, err := a.trafficStore(r, v)
+		if err != nil {
+			return 0, nil, err
+		}
+		q := analytics.GroupsQuery{GroupBy: route.groupBy, Columns: route.cols}
+		if q.GroupBy == "" {
+			q.GroupBy = mux.Vars(r)["groupBy"]
+			if !slices.Contains(analytics.GroupBys, q.GroupBy) {
+				return 0, nil, domain.Invalid("groupBy", "groupBy must be one of %s (got %q)", strings.Join(analytics.GroupBys, ", "), q.GroupBy)
+			}
+		}
+		if q.GroupBy == analytics.GroupMetadata {
+			q.MetadataKey = mux.Vars(r)["metadataKey"]
+			if err := domain.ValidateName("metadataKey", q.MetadataKey, true); err != nil {
+				return 0, nil, err
+			}
+		}
+		key := cmp.Or(route.key, q.GroupBy)
+		if q.Filter, err = a.trafficFilter(r, actor, v); err != nil {
+			return 0, nil, err
+		}
+		if route.cols == nil {
+			if q.Columns, err = groupColumns(r); err != nil {
+				return 0, nil, err
+			}
+		}
+		if q.SortBy, q.SortDesc, err = groupOrder(r, q.Columns); err != nil {
+			return 0, nil, err
+		}
+		if q.Page, q.PageSize, err = trafficPage(r); err != nil {
+			return 0, nil, err
+		}
+		res, err := store.Groups(r.Context(), q)
+		if err != nil {
+			return 0, nil, err
+		}
+		data := make([]map[string]any, 0, len(res.Groups))
+		for _, g := range res.Groups {
+			item := groupItem(g, q.Columns)
+			item[key] = groupKey(q.GroupBy, g.Key)
+			if q.GroupBy == analytics.GroupWorkspace {
+				item["workspace_slug"] = ""
+				if ws, ok := a.Read.Workspace(actor.OrganisationID, g.Key); ok {
+					item["workspace_slug"] = ws.Slug
+				}
+			}
+			data = append(data, item)
+		}
+		return http.StatusOK, listAnswer[map[string]any]{Object: "list", Total: res.Total, CurrentPage: q.Page, PageSize: q.PageSize, Data: data}, nil
+	}
+}
+
+// groupItem is one group's answer: requests and the asked columns, latencies in
+// milliseconds, rates as shares in [0, 1], last_seen and first_seen as RFC 3339 times.
+func groupItem(g analytics.Group, cols []string) map[string]any {
+	item := map[string]any{"object": "analytics-group", "requests": g.Requests}
+	for _, c := range cols {
+		v := g.Values[c]
+		switch c {
+		case analytics.ColLastSeen, analytics.ColFirstSeen:
+			item[c] = time.UnixMilli(int64(v)).UTC()
+		default:
+			item[c] = v
+		}
+	}
+	return item
+}
+
+// groupKey is a group's key as JSON: status codes are numbers.
+func groupKey(groupBy, key string) any {
+	if groupBy == analytics.GroupStatusCode {
+		if n, err := strconv.Atoi(key); err == nil {
+			return n
+		}
+	}
+	return key
+}

@@ -1,0 +1,192 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"path"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/gateway"
+	"github.com/causeway/causeway/projections/analytics"
+)
+
+// logAnswer is the reference's LogObject: the request and response as the gateway saw them,
+// and metrics with the reference's names where a row has the figure (ai_org, ai_model,
+// req_units, ...) and the row's own names for what the reference does not name.
+type logAnswer struct {
+	ID             string      `json:"_id"`
+	Object         string      `json:"object"`
+	Request        logRequest  `json:"request"`
+	Response       logResponse `json:"response"`
+	OrganisationID string      `json:"organisation_id"`
+	CreatedAt      time.Time   `json:"created_at"`
+	LogFormat      string      `json:"log_format"`
+	Metrics        logMetrics  `json:"metrics"`
+}
+
+// logRequest carries the gateway's own headers under gatewayHeaders, the reference's
+// portkeyHeaders spelled as the specification spells the headers (x-gateway-).
+type logRequest struct {
+	URL            string            `json:"url"`
+	Method         string            `json:"method"`
+	Body           json.RawMessage   `json:"body,omitempty"`
+	GatewayHeaders map[string]string `json:"gatewayHeaders"`
+}
+
+type logResponse struct {
+	Status                 int             `json:"status"`
+	Body                   json.RawMessage `json:"body,omitempty"`
+	ResponseTime           int64           `json:"responseTime"`
+	LastUsedOptionJSONPath string          `json:"lastUsedOptionJsonPath"`
+}
+
+type logMetrics struct {
+	ID                 string            `json:"id"`
+	OrganisationID     string            `json:"organisation_id"`
+	WorkspaceID        string            `json:"workspace_id"`
+	WorkspaceSlug      string            `json:"workspace_slug"`
+	APIKeyID           string            `json:"api_key_id"`
+	ConfigID           string            `json:"config_id"`
+	PromptID           string            `json:"prompt_id"`
+	CreatedAt          time.Time         `json:"created_at"`
+	EndedAt            time.Time         `json:"ended_at"`
+	IsSuccess          bool              `json:"is_success"`
+	AIOrg              string            `json:"ai_org"`
+	AIModel            string            `json:"ai_model"`
+	Provider           string            `json:"provider"`
+	Endpoint           string            `json:"endpoint"`
+	ReqUnits           int               `json:"req_units"`
+	ResUnits           int               `json:"res_units"`
+	TotalUnits         int               `json:"total_units"`
+	CachedUnits        int               `json:"cached_units"`
+	ReasoningUnits     int               `json:"reasoning_units"`
+	Cost               float64           `json:"cost"`
+	RequestURL         string            `json:"request_url"`
+	RequestMethod      string            `json:"request_method"`
+	ResponseStatusCode int               `json:"response_status_code"`
+	ResponseTime       float64           `json:"response_time"`
+	TimeToFirstToken   float64           `json:"time_to_first_token"`
+	IsProxyCall        bool              `json:"is_proxy_call"`
+	CacheStatus        string            `json:"cache_status"`
+	StreamMode         int               `json:"stream_mode"`
+	RetryCount         int               `json:"retry_count"`
+	FallbackTarget     string            `json:"fallback_target"`
+	TraceID            string            `json:"trace_id"`
+	SpanID             string            `json:"span_id"`
+	SpanName           string            `json:"span_name"`
+	ParentSpanID       string            `json:"parent_span_id"`
+	Metadata           map[string]string `json:"metadata"`
+	Error              string            `json:"error,omitempty"`
+}
+
+// logView renders a row; bodies only when asked for, as list pages would otherwise carry up
+// to a thousand of them.
+func (a *Admin) logView(rec gateway.LogRecord, withBodies bool) logAnswer {
+	headers := map[string]string{}
+	for name, v := range map[string]string{"x-gateway-trace-id": rec.TraceID, "x-gateway-span-id": rec.SpanID,
+		"x-gateway-parent-span-id": rec.ParentSpanID, "x-gateway-span-name": rec.SpanName} {
+		if v != "" {
+			headers[name] = v
+		}
+	}
+	meta := rec.Metadata
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	if len(rec.Metadata) > 0 {
+		raw, _ := json.Marshal(rec.Metadata)
+		headers["x-gateway-metadata"] = string(raw)
+	}
+	slug := ""
+	if ws, ok := a.Read.Workspace(rec.OrganisationID, rec.WorkspaceID); ok {
+		slug = ws.Slug
+	}
+	started, ended := rec.StartedAt.UTC().Truncate(time.Millisecond), rec.EndedAt.UTC().Truncate(time.Millisecond)
+	stream := 0
+	if rec.Stream {
+		stream = 1
+	}
+	ans := logAnswer{ID: rec.ID, Object: "log", OrganisationID: rec.OrganisationID, CreatedAt: started, LogFormat: rec.LogFormat,
+		Request:  logRequest{URL: rec.Path, Method: rec.Method, GatewayHeaders: headers},
+		Response: logResponse{Status: rec.StatusCode, ResponseTime: int64(rec.LatencyMS + 0.5), LastUsedOptionJSONPath: rec.Target},
+		Metrics: logMetrics{ID: rec.ID, OrganisationID: rec.OrganisationID, WorkspaceID: rec.WorkspaceID, WorkspaceSlug: slug,
+			APIKeyID: rec.APIKeyID, ConfigID: rec.ConfigID, PromptID: rec.PromptID, CreatedAt: started, EndedAt: ended,
+			IsSuccess: rec.StatusCode >= 200 && rec.StatusCode < 300, AIOrg: rec.AIService, AIModel: rec.Model,
+			Provider: rec.Provider, Endpoint: rec.Endpoint, ReqUnits: rec.PromptTokens, ResUnits: rec.CompletionTokens,
+			TotalUnits: rec.TotalTokens, CachedUnits: rec.CachedTokens, ReasoningUnits: rec.ReasoningTokens, Cost: rec.Cost,
+			RequestURL: rec.Path, RequestMethod: rec.Method, ResponseStatusCode: rec.StatusCode, ResponseTime: rec.LatencyMS,
+			TimeToFirstToken: rec.TTFTMS, IsProxyCall: rec.Endpoint == "proxy", CacheStatus: rec.CacheStatus, StreamMode: stream,
+			RetryCount: rec.RetryCount, FallbackTarget: rec.FallbackTarget, TraceID: rec.TraceID, SpanID: rec.SpanID,
+			SpanName: rec.SpanName, ParentSpanID: rec.ParentSpanID, Metadata: meta, Error: rec.Error},
+	}
+	if withBodies {
+		ans.Request.Body, ans.Response.Body = jsonBody(rec.RequestBody), jsonBody(rec.ResponseBody)
+	}
+	return ans
+}
+
+// jsonBody passes a stored body on as JSON: as it is when it is JSON, else as a string.
+func jsonBody(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	if json.Valid(b) {
+		return b
+	}
+	raw, _ := json.Marshal(string(b))
+	return raw
+}
+
+// registerLogs adds GET /v1/logs/{logId} and GET /v1/logs. POST /v1/logs (custom logs) and
+// the export routes under /v1/logs/exports are not these: {logId} leaves "exports" to them.
+func (a *Admin) registerLogs(r *mux.Router) {
+	notExports := func(r *http.Request, _ *mux.RouteMatch) bool { return path.Base(r.URL.Path) != "exports" }
+	r.Handle("/logs/{logId}", a.route("log", a.getLog)).Methods(http.MethodGet).MatcherFunc(notExports)
+	r.Handle("/logs", a.route("log", a.listLogs)).Methods(http.MethodGet)
+}
+
+// getLog answers one row: 404 when it is missing, of a workspace the caller cannot see, or
+// older than the log retention.
+func (a *Admin) getLog(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	store, actor, err := a.trafficStore(r, logView)
+	if err != nil {
+		return 0, nil, err
+	}
+	id := mux.Vars(r)["logId"]
+	rec, ok, err := store.Log(r.Context(), actor.OrganisationID, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !ok || rec.OrganisationID != actor.OrganisationID || !canSee(actor, rec.WorkspaceID) || rec.StartedAt.Before(a.retentionFloor(logView)) {
+		return 0, nil, domain.Errorf(domain.CodeNotFound, "log %s not found", id)
+	}
+	return http.StatusOK, a.logView(rec, true), nil
+}
+
+// listLogs answers a page of rows, newest first, without their bodies.
+func (a *Admin) listLogs(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	store, actor, err := a.trafficStore(r, logListView)
+	if err != nil {
+		return 0, nil, err
+	}
+	f, err := a.trafficFilter(r, actor, logListView)
+	if err != nil {
+		return 0, nil, err
+	}
+	cur, size, err := trafficPage(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	p, err := store.Logs(r.Context(), analytics.LogsQuery{Filter: f, Page: cur, PageSize: size})
+	if err != nil {
+		return 0, nil, err
+	}
+	data := make([]logAnswer, 0, len(p.Rows))
+	for _, rec := range p.Rows {
+		data = append(data, a.logView(rec, false))
+	}
+	return http.StatusOK, listAnswer[logAnswer]{Object: "list", Total: p.Total, CurrentPage: cur, PageSize: size, Data: data}, nil
+}

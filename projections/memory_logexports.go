@@ -1,0 +1,39 @@
+package projections
+
+import (
+	"time"
+
+	"github.com/causeway/causeway/domain"
+)
+
+// LogExportFilter selects exports in a list.
+type LogExportFilter struct {
+	OrganisationID string
+	WorkspaceIDs   map[string]bool // nil: every workspace
+}
+
+// LogExports lists the exports that f selects, newest first.
+func (m *Model) LogExports(f LogExportFilter) []domain.LogExport {
+	return all(m, domain.LogExportPrefix, func(x *domain.LogExport) bool {
+		return x.OrganisationID == f.OrganisationID && x.Exists() && (f.WorkspaceIDs == nil || f.WorkspaceIDs[x.WorkspaceID])
+	}, newestFirst(func(x *domain.LogExport) (time.Time, string) { return x.CreatedAt, x.ID }))
+}
+
+// LogExport returns one export of the organisation.
+func (m *Model) LogExport(orgID, id string) (domain.LogExport, bool) {
+	x, ok := get[domain.LogExport](m, domain.LogExportPrefix, id)
+	return x, ok && x.OrganisationID == orgID && x.Exists()
+}
+
+// LogExportsInProgress lists the exports of every organisation that have been started and
+// not finished, oldest start first: the export worker's queue.
+func (m *Model) LogExportsInProgress() []domain.LogExport {
+	return all(m, domain.LogExportPrefix, func(x *domain.LogExport) bool {
+		return x.Status == domain.ExportInProgress && x.StartedAt != nil
+	}, func(a, b *domain.LogExport) bool {
+		if !a.StartedAt.Equal(*b.StartedAt) {
+			return a.StartedAt.Before(*b.StartedAt)
+		}
+		return a.ID < b.ID
+	})
+}
