@@ -36,7 +36,7 @@ type LogRecord struct {
 	TotalTokens      int     `json:"total_tokens"`
 	CachedTokens     int     `json:"cached_tokens"`
 	ReasoningTokens  int     `json:"reasoning_tokens"`
-	Cost             float64 `json:"cost"` // computed when the record is stored (issue 6)
+	Cost             float64 `json:"cost"` // USD, computed as the record is logged (gateway/pricing.Sink)
 	LatencyMS        float64 `json:"latency_ms"`
 	TTFTMS           float64 `json:"ttft_ms,omitempty"` // time to first token, streams only
 	Stream           bool    `json:"stream"`
@@ -65,7 +65,8 @@ const LogTopic = "causeway.request_logs"
 
 // WatermillSink hands records to a watermill publisher from a goroutine of its own, through a
 // bounded buffer: a request never waits for the pipeline. A record that finds the buffer full
-// is counted in Dropped, which health reports (the analytics issue adds a durable spool).
+// is counted in Dropped, which health reports; behind the bus, the analytics pipeline spools
+// to disk while its store is down.
 type WatermillSink struct {
 	pub     message.Publisher
 	ch      chan LogRecord

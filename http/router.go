@@ -1,6 +1,5 @@
-// Package httpapi is Causeway's HTTP surface under the base path /v1: admin routes and, in
-// later issues, the gateway's. It turns requests into calls on the application and errors
-// into answers, in one place (WriteError). It does not import database drivers or event store
+// Package httpapi is Causeway's HTTP surface under the base path /v1: the admin routes and
+// the gateway's. It turns requests into calls on the application and errors into answers, in one place (WriteError). It does not import database drivers or event store
 // backends: what it needs is declared here as small interfaces and wired by cmd/.
 //
 // The directory is http/ as the design card names it; the package is httpapi so that its

@@ -1,6 +1,7 @@
 // Command benchreport turns `go test -bench` output (on stdin) into a table. Within each group
-// of sub-benchmarks (same parent), a latency metric of a row is also shown as a ratio to the
-// same metric of the group's baseline-* row, measured in the same run. Used by make bench.
+// of sub-benchmarks (same parent), a latency metric (unit ending -µs or -ms) or a rate (unit
+// ending /s) of a row is also shown as a ratio to the same metric of the group's baseline-*
+// row, measured in the same run. Used by make bench.
 package main
 
 import (
@@ -72,13 +73,19 @@ func report(in io.Reader, out io.Writer) error {
 				continue // the custom metrics say more than the mean
 			}
 			ratio := ""
-			if base, ok := baselines[r.group]; ok && base.name != r.name && base.metrics[unit] > 0 && (strings.HasSuffix(unit, "-µs") || strings.HasSuffix(unit, "/s")) {
+			if base, ok := baselines[r.group]; ok && base.name != r.name && base.metrics[unit] > 0 && comparable(unit) {
 				ratio = fmt.Sprintf("%.2f×", r.metrics[unit]/base.metrics[unit])
 			}
 			fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t\n", r.group, r.name, unit, format(r.metrics[unit]), ratio)
 		}
 	}
 	return tw.Flush()
+}
+
+// comparable reports whether a unit is shown against the baseline: latencies (-µs, -ms, as
+// p95-ms) and rates (/s, as rows/s).
+func comparable(unit string) bool {
+	return strings.HasSuffix(unit, "-µs") || strings.HasSuffix(unit, "-ms") || strings.HasSuffix(unit, "/s")
 }
 
 func format(v float64) string {

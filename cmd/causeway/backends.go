@@ -15,9 +15,8 @@ import (
 	"github.com/causeway/causeway/projections/analytics"
 )
 
-// backend is an opened read-side store: how health checks it and how to close it. The read
-// models (issue 4) and analytics (issue 6) grow into these; for now they are opened, migrated
-// and watched, so that a bad URL fails at start and an outage shows in health.
+// backend is an opened read-side store: how health checks it and how to close it. Each is
+// opened and migrated at start, so that a bad URL fails at once and an outage shows in health.
 type backend struct {
 	check httpapi.Check
 	close func() error

@@ -16,7 +16,7 @@ import (
 
 // Options tunes the pipeline; the zero value takes the defaults.
 type Options struct {
-	BatchSize     int           // rows per insert; default 2000
+	BatchSize     int           // rows per insert; default 5000
 	FlushInterval time.Duration // longest a row waits in a batch; default 1 s
 	InsertTimeout time.Duration // bound on one Insert, so a hung database cannot stall the bus; default 10 s
 	RetryMin      time.Duration // first back-off after the writer fails; default 100 ms
@@ -28,7 +28,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.BatchSize <= 0 {
-		o.BatchSize = 2000
+		o.BatchSize = 5000
 	}
 	if o.FlushInterval <= 0 {
 		o.FlushInterval = time.Second
@@ -131,12 +131,23 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	timer := time.NewTimer(p.opts.FlushInterval)
 	timer.Stop()
 	defer timer.Stop()
-	flush := func(ctx context.Context) {
+	// Batches are inserted by a goroutine of their own, so that the bus is read while a batch
+	// is being inserted; one more batch may wait for it, then reading waits too (backpressure
+	// on the sink's buffer rather than unbounded memory). Inserts outlive ctx: a batch taken
+	// from the bus is owed to the writer or the spool.
+	batches := make(chan []gateway.LogRecord, 1)
+	var inserted sync.WaitGroup
+	inserted.Go(func() {
+		for b := range batches {
+			p.flush(context.WithoutCancel(ctx), b)
+		}
+	})
+	flush := func() {
 		timer.Stop()
 		if len(batch) == 0 {
 			return
 		}
-		p.flush(ctx, batch)
+		batches <- batch
 		batch = make([]gateway.LogRecord, 0, p.opts.BatchSize)
 	}
 
@@ -172,10 +183,10 @@ loop:
 			}
 			take(msg)
 			if len(batch) >= p.opts.BatchSize {
-				flush(runCtx)
+				flush()
 			}
 		case <-timer.C:
-			flush(runCtx)
+			flush()
 		case <-p.stop:
 			break loop
 		case <-ctx.Done():
@@ -183,8 +194,6 @@ loop:
 		}
 	}
 
-	// The final flush outlives ctx: a cancelled gateway still owes the batch it acknowledged.
-	final := context.WithoutCancel(ctx)
 	// Rows published before the stop may still be on their way through the bus (GoChannel
 	// hands each message over from a goroutine of its own): take them until the bus is quiet.
 	quiet := time.NewTimer(p.opts.CloseQuiet)
@@ -198,14 +207,16 @@ loop:
 			}
 			take(msg)
 			if len(batch) >= p.opts.BatchSize {
-				flush(final)
+				flush()
 			}
 			quiet.Reset(p.opts.CloseQuiet)
 		case <-quiet.C:
 			open = false
 		}
 	}
-	flush(final)
+	flush()
+	close(batches)
+	inserted.Wait()
 	cancel()
 	drained.Wait()
 	return nil
