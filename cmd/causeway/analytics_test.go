@@ -18,6 +18,7 @@ import (
 	"github.com/causeway/causeway/gateway/providers/providertest"
 	"github.com/causeway/causeway/migrations/migrationstest"
 	"github.com/causeway/causeway/projections/analytics"
+	"github.com/causeway/causeway/projections/analytics/chserver"
 )
 
 // chat sends one chat completion through the gateway to the stand-in at host.
@@ -291,4 +292,28 @@ func TestGatewayRequestsExported(t *testing.T) {
 		assert.Positive(t, row["cost"])
 		assert.NotContains(t, line, "sk-provider-key")
 	}
+}
+
+// A gateway whose ClickHouse is down at start still starts and serves: its request logs wait
+// in the spool, health says analytics is down, and when ClickHouse comes up the schema is
+// applied and every request is stored.
+func TestGatewayStartsWhileClickHouseIsDown(t *testing.T) {
+	srv := chserver.New(t)
+	srv.Stop()
+	m := startMain(t, map[string]string{"CAUSEWAY_BOOTSTRAP_ADMIN_KEY": gatewayKey, "CAUSEWAY_ALLOWED_HOSTS": "127.0.0.1",
+		"CLICKHOUSE_URL": srv.URL()})
+	oa := providertest.NewOpenAI(t)
+	const n = 20
+	for range n {
+		require.Equal(t, http.StatusOK, chat(t, m, oa.BaseURL(), "gpt-4o-mini", nil))
+	}
+	require.Eventually(t, func() bool { return m.Pipeline.Stats().Spooled == n }, 10*time.Second, 20*time.Millisecond)
+	h := getHealth(t, m)
+	assert.Equal(t, "degraded", h.Status)
+	assert.Equal(t, "down", h.Checks["analytics"].Status)
+
+	srv.Start()
+	require.Eventually(t, func() bool { return m.Pipeline.Stats().Inserted == n }, 60*time.Second, 100*time.Millisecond)
+	assert.Equal(t, map[string]int64{"200": n}, requestsByStatus(t, m.Analytics, m.Bootstrap.OrganisationID))
+	assert.Equal(t, "up", getHealth(t, m).Checks["analytics"].Status)
 }

@@ -111,7 +111,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	var analyticsBackend backend
-	m.Analytics, analyticsBackend, err = openAnalytics(startCtx, cfg)
+	m.Analytics, analyticsBackend, err = openAnalytics(startCtx, cfg, m.Logger)
 	if err != nil {
 		return err
 	}

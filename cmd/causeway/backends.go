@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -61,11 +62,17 @@ func openReadModels(ctx context.Context, cfg Config) (backend, error) {
 // openAnalytics opens the request log store: ClickHouse when CLICKHOUSE_URL is set, over the
 // native protocol (the only one that works with every release we support); otherwise a SQLite
 // file in the data directory. Either way its schema is applied at start.
-func openAnalytics(ctx context.Context, cfg Config) (analytics.Store, backend, error) {
+func openAnalytics(ctx context.Context, cfg Config, log *slog.Logger) (analytics.Store, backend, error) {
 	if cfg.ClickHouseURL != "" {
-		ch, err := analytics.OpenClickHouse(ctx, cfg.ClickHouseURL)
+		// A ClickHouse that is down at start does not stop the gateway: the schema is applied
+		// when it answers, request logs wait in the spool until then, and health says so.
+		ch, err := analytics.ConnectClickHouse(cfg.ClickHouseURL)
 		if err != nil {
 			return nil, backend{}, fmt.Errorf("CLICKHOUSE_URL: %v", redactErr(err, cfg.ClickHouseURL))
+		}
+		if err := ch.Ping(ctx); err != nil {
+			log.Warn("ClickHouse does not answer yet; request logs wait in the spool until it does",
+				"error", redactErr(err, cfg.ClickHouseURL))
 		}
 		return ch, backend{
 			check: httpapi.Check{Name: "analytics", Backend: "clickhouse", Ping: ch.Ping},

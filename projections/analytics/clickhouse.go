@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -21,6 +23,8 @@ import (
 type ClickHouse struct {
 	conn driver.Conn
 	engine
+	migrating sync.Mutex
+	migrated  atomic.Bool // the schema is applied
 }
 
 // chTS is started_at in Unix milliseconds: DateTime holds seconds, started_ms the rest.
@@ -102,8 +106,23 @@ func scanClickHouseLog(scan func(dest ...any) error) (gateway.LogRecord, error) 
 }
 
 // OpenClickHouse connects to the ClickHouse database of rawURL over the native protocol and
-// applies its schema.
+// applies its schema; it fails when the server does not answer.
 func OpenClickHouse(ctx context.Context, rawURL string) (*ClickHouse, error) {
+	c, err := ConnectClickHouse(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ready(ctx); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// ConnectClickHouse is OpenClickHouse for a server that may be down: it dials on first use and
+// applies the schema then, so that a gateway starts during an outage (its logs wait in the
+// spool). Only a malformed URL fails at once.
+func ConnectClickHouse(rawURL string) (*ClickHouse, error) {
 	opts, err := clickhouse.ParseDSN(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("analytics: clickhouse: %w", err)
@@ -113,19 +132,35 @@ func OpenClickHouse(ctx context.Context, rawURL string) (*ClickHouse, error) {
 	if err != nil {
 		return nil, fmt.Errorf("analytics: clickhouse: %w", err)
 	}
-	if err := conn.Ping(ctx); err != nil {
-		_ = conn.Close()
-		return nil, fmt.Errorf("analytics: clickhouse: %w", err)
-	}
-	if err := migrations.ApplyClickHouse(ctx, conn, migrations.ClickHouse); err != nil {
-		_ = conn.Close()
-		return nil, fmt.Errorf("analytics: clickhouse: %w", err)
-	}
 	c := &ClickHouse{conn: conn}
 	c.engine = engine{dialect: clickHouseDialect, query: func(ctx context.Context, query string, args ...any) (rows, error) {
+		if err := c.ready(ctx); err != nil {
+			return nil, err
+		}
 		return conn.Query(ctx, query, args...)
 	}}
 	return c, nil
+}
+
+// ready applies the schema once the server answers; until then every call fails fast with
+// the reason.
+func (c *ClickHouse) ready(ctx context.Context) error {
+	if c.migrated.Load() {
+		return nil
+	}
+	c.migrating.Lock()
+	defer c.migrating.Unlock()
+	if c.migrated.Load() {
+		return nil
+	}
+	if err := c.conn.Ping(ctx); err != nil {
+		return fmt.Errorf("analytics: clickhouse: %w", err)
+	}
+	if err := migrations.ApplyClickHouse(ctx, c.conn, migrations.ClickHouse); err != nil {
+		return fmt.Errorf("analytics: clickhouse: %w", err)
+	}
+	c.migrated.Store(true)
+	return nil
 }
 
 // Close closes the connection.
@@ -142,6 +177,9 @@ const clickHouseInsert = `INSERT INTO request_logs (id, trace_id, span_id, paren
 func (c *ClickHouse) Insert(ctx context.Context, rows []gateway.LogRecord) error {
 	if len(rows) == 0 {
 		return nil
+	}
+	if err := c.ready(ctx); err != nil {
+		return err
 	}
 	batch, err := c.conn.PrepareBatch(ctx, clickHouseInsert)
 	if err != nil {
