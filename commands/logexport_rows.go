@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,9 +17,8 @@ import (
 )
 
 // exportQuery is what an export reads: the filter the log store applies, scoped to the
-// export's organisation and workspace (taken from the export, never from its filters), and
-// the rows it keeps of those, for the provider__model pairs that Filter cannot express.
-func exportQuery(x domain.LogExport, retention time.Duration) (analytics.Filter, func(gateway.LogRecord) bool) {
+// export's organisation and workspace (taken from the export, never from its filters).
+func exportQuery(x domain.LogExport, retention time.Duration) analytics.Filter {
 	f := x.Filters
 	from, to := f.TimeRange()
 	q := analytics.Filter{
@@ -58,23 +56,11 @@ func exportQuery(x domain.LogExport, retention time.Duration) (analytics.Filter,
 			}
 		}
 	}
-	pairs := map[string]bool{}
-	var pairModels []string
 	for _, p := range domain.SplitExportList(f.AIOrgModel) {
-		pairs[p] = true
-		if _, model, _ := strings.Cut(p, "__"); !slices.Contains(pairModels, model) {
-			pairModels = append(pairModels, model)
-		}
+		service, model, _ := strings.Cut(p, "__")
+		q.ServiceModels = append(q.ServiceModels, analytics.ServiceModel{AIService: service, Model: model})
 	}
-	if len(q.Models) == 0 {
-		// The pairs' models narrow what the store reads; keep below matches the pairs exactly.
-		q.Models = pairModels
-	}
-	keep := func(gateway.LogRecord) bool { return true }
-	if len(pairs) > 0 {
-		keep = func(r gateway.LogRecord) bool { return pairs[r.AIService+"__"+r.Model] }
-	}
-	return q, keep
+	return q
 }
 
 // exportCurrency is the currency of log rows' cost, which pricing keeps in USD.

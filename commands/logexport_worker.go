@@ -247,13 +247,13 @@ func (w *LogExportWorker) export(ctx, runCtx context.Context, r *exportRun, x do
 		discard()
 		return w.fail(ctx, x, reasonWriteFailed, err)
 	}
-	filter, keep := exportQuery(x, w.Retention)
+	filter := exportQuery(x, w.Retention)
 	skip, limit := x.Filters.Window()
 	var written int64
 	var writeErr, scanErr error
 	// A range that ends before it starts (it began after the export did) holds no row.
 	if filter.From.IsZero() || filter.To.IsZero() || filter.From.Before(filter.To) {
-		scanErr = w.scan(runCtx, filter, keep, skip, limit, rows, &written, &writeErr)
+		scanErr = w.scan(runCtx, filter, skip, limit, rows, &written, &writeErr)
 	}
 	if errors.Is(scanErr, errExportFull) {
 		scanErr = nil
@@ -277,17 +277,14 @@ func (w *LogExportWorker) export(ctx, runCtx context.Context, r *exportRun, x do
 	return w.complete(ctx, x, written, rows.Bytes(), final, finalPath)
 }
 
-// scan writes the rows of filter that keep keeps, after skipping skip of them and up to limit,
+// scan writes the rows of filter, after skipping skip of them and up to limit,
 // counting them in written; a write error is kept apart from the store's in writeErr.
-func (w *LogExportWorker) scan(ctx context.Context, filter analytics.Filter, keep func(gateway.LogRecord) bool,
+func (w *LogExportWorker) scan(ctx context.Context, filter analytics.Filter,
 	skip, limit int64, rows rowWriter, written *int64, writeErr *error) error {
 	return w.logs.ScanLogs(ctx, filter, func(rec gateway.LogRecord) error {
 		// Between rows: a cancel or a shutdown stops the export here.
 		if err := ctx.Err(); err != nil {
 			return err
-		}
-		if !keep(rec) {
-			return nil
 		}
 		if skip > 0 {
 			skip--

@@ -416,10 +416,10 @@ func providerSlugs(slugs []string) []string {
 	return out
 }
 
-// aiOrgModels reads ai_org_model as a list of models. The reference also takes
-// "ai_org__model" pairs, but rows cannot be filtered by ai_org (the AI service), and dropping
-// that half would widen the filter the client asked for, so a pair is refused. It cannot be
-// combined with models, which it spells differently.
+// aiOrgModels reads ai_org_model: either a list of models, or, as the reference spells it, a
+// list of "ai_org__model" pairs (the AI service, e.g. openai, and a model). One list is one
+// or the other: mixing them has no single meaning (any service's model, or that pair?). It
+// cannot be combined with models, which it spells differently.
 func aiOrgModels(q url.Values, f *analytics.Filter) error {
 	items := queryList(q, "ai_org_model")
 	if len(items) == 0 {
@@ -428,11 +428,22 @@ func aiOrgModels(q url.Values, f *analytics.Filter) error {
 	if len(f.Models) > 0 {
 		return domain.Invalid("ai_org_model", "ai_org_model and models cannot be combined: use one of them")
 	}
+	var models []string
+	var pairs []analytics.ServiceModel
 	for _, it := range items {
-		if strings.Contains(it, "__") {
-			return domain.Invalid("ai_org_model", "ai_org_model must list models: rows cannot be filtered by ai_org (got %q; use providers for the provider)", it)
+		service, model, ok := strings.Cut(it, "__")
+		if !ok {
+			models = append(models, it)
+			continue
 		}
+		if service == "" || model == "" {
+			return domain.Invalid("ai_org_model", "ai_org_model pairs are ai_org__model with both parts (got %q)", it)
+		}
+		pairs = append(pairs, analytics.ServiceModel{AIService: strings.ToLower(service), Model: model})
 	}
-	f.Models = items
+	if len(models) > 0 && len(pairs) > 0 {
+		return domain.Invalid("ai_org_model", "ai_org_model must list either models or ai_org__model pairs, not both")
+	}
+	f.Models, f.ServiceModels = models, pairs
 	return nil
 }

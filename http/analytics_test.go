@@ -518,6 +518,9 @@ func (ta *trafficAPI) filterCases() []filterCase {
 		{name: "models", query: "models=gpt-4o,claude-3", keep: func(r gateway.LogRecord) bool { return in("gpt-4o", "claude-3")(r.Model) }},
 		{name: "ai_org_model models", query: "ai_org_model=gpt-4o-mini", keep: func(r gateway.LogRecord) bool { return r.Model == "gpt-4o-mini" }},
 		{name: "ai_org_model several models", query: "ai_org_model=gpt-4o,claude-3", keep: func(r gateway.LogRecord) bool { return in("gpt-4o", "claude-3")(r.Model) }},
+		{name: "ai_org_model pairs", query: "ai_org_model=OpenAI__gpt-4o,anthropic__claude-3", keep: func(r gateway.LogRecord) bool {
+			return r.AIService == "openai" && r.Model == "gpt-4o" || r.AIService == "anthropic" && r.Model == "claude-3"
+		}},
 		{name: "trace_id", query: "trace_id=trace-3", keep: func(r gateway.LogRecord) bool { return r.TraceID == "trace-3" }},
 		{name: "span_id", query: "span_id=span-7", keep: func(r gateway.LogRecord) bool { return r.SpanID == "span-7" }},
 		{name: "prompt_slug", query: "prompt_slug=prompt-1", keep: func(r gateway.LogRecord) bool { return r.PromptID == "prompt-1" }},
@@ -626,7 +629,8 @@ func TestTrafficFilterBounds(t *testing.T) {
 		{"metadata with a number", "metadata=" + url.QueryEscape(`{"n":3}`), "", 200, ""},
 		{"trace_id twice", "trace_id=a,b", "trace_id", 400, "one value"},
 		{"span_id twice", "span_id=a&span_id=b", "span_id", 400, ""},
-		{"ai_org_model with an ai_org", "ai_org_model=openai__gpt-4o", "ai_org_model", 400, "openai__gpt-4o"},
+		{"ai_org_model pair without a model", "ai_org_model=openai__", "ai_org_model", 400, "both parts"},
+		{"ai_org_model models and pairs", "ai_org_model=gpt-4o,openai__gpt-4o", "ai_org_model", 400, "not both"},
 		{"ai_org_model with models", "ai_org_model=gpt-4o&models=gpt-4o", "ai_org_model", 400, ""},
 		{"time_of_generation_min not RFC 3339", "time_of_generation_min=yesterday", "time_of_generation_min", 400, "RFC 3339"},
 		{"time_of_generation_max a date only", "time_of_generation_max=2026-11-20", "time_of_generation_max", 400, ""},

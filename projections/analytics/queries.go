@@ -18,11 +18,14 @@ type Filter struct {
 	ConfigIDs      []string
 	Providers      []string
 	Models         []string
-	PromptIDs      []string
-	StatusCodes    []int
-	Metadata       map[string]string // every pair must match
-	TraceID        string
-	SpanID         string
+	// ServiceModels keeps the rows whose (ai_service, model) is one of these pairs: the
+	// reference's ai_org_model "openai__gpt-4o" spelling.
+	ServiceModels []ServiceModel
+	PromptIDs     []string
+	StatusCodes   []int
+	Metadata      map[string]string // every pair must match
+	TraceID       string
+	SpanID        string
 
 	// Ranges, each bound inclusive and ignored when nil.
 	MinCost, MaxCost                         *float64
@@ -56,7 +59,21 @@ func (f Filter) Validate() error {
 			return err
 		}
 	}
+	for _, sm := range f.ServiceModels {
+		if sm.AIService == "" || sm.Model == "" {
+			return domain.Invalid("ai_org_model", "ai_org_model pairs need both an ai_org and a model")
+		}
+		if len(sm.AIService) > 255 || len(sm.Model) > 255 {
+			return domain.Invalid("ai_org_model", "ai_org_model names must be at most 255 characters")
+		}
+	}
 	return nil
+}
+
+// ServiceModel is an AI service (the adapter: openai, anthropic, ...) and one of its models.
+type ServiceModel struct {
+	AIService string
+	Model     string
 }
 
 // validateRange checks an inclusive range whose query parameters are param_min and param_max.

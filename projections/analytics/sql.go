@@ -95,6 +95,14 @@ func (d dialect) where(f Filter) (string, []any) {
 	in("provider", f.Providers)
 	in("model", f.Models)
 	in("prompt_id", f.PromptIDs)
+	if len(f.ServiceModels) > 0 {
+		pairs := make([]string, len(f.ServiceModels))
+		for i, sm := range f.ServiceModels {
+			pairs[i] = "(ai_service = ? AND model = ?)"
+			args = append(args, sm.AIService, sm.Model)
+		}
+		conds = append(conds, "("+strings.Join(pairs, " OR ")+")")
+	}
 	if len(f.StatusCodes) > 0 {
 		codes := make([]string, len(f.StatusCodes))
 		for i, c := range f.StatusCodes {

@@ -79,6 +79,9 @@ func filterCases() []struct {
 		{"no config", func(f *analytics.Filter) { f.ConfigIDs = []string{""} }},
 		{"providers", func(f *analytics.Filter) { f.Providers = []string{"@groq", "@azure"} }},
 		{"models", func(f *analytics.Filter) { f.Models = []string{"gpt-4o", "o3"} }},
+		{"ai service and model pairs", func(f *analytics.Filter) {
+			f.ServiceModels = []analytics.ServiceModel{{AIService: "openai", Model: "gpt-4o"}, {AIService: "groq", Model: "o3"}}
+		}},
 		{"prompts", func(f *analytics.Filter) { f.PromptIDs = []string{"prompt-1", "prompt-4"} }},
 		{"status codes", func(f *analytics.Filter) { f.StatusCodes = []int{429, 500, 502} }},
 		{"metadata one pair", func(f *analytics.Filter) { f.Metadata = map[string]string{"env": "prod"} }},
@@ -240,6 +243,12 @@ func (s suite) invalidFilters(t *testing.T) {
 		{"completion token range reversed", func(f *analytics.Filter) {
 			f.MinCompletionTokens, f.MaxCompletionTokens = n(5), n(4)
 		}, "completion_token_min", "completion_token_max"},
+		{"pair without a service", func(f *analytics.Filter) {
+			f.ServiceModels = []analytics.ServiceModel{{Model: "gpt-4o"}}
+		}, "ai_org_model", "both"},
+		{"pair with a 256-character model", func(f *analytics.Filter) {
+			f.ServiceModels = []analytics.ServiceModel{{AIService: "openai", Model: strings.Repeat("m", 256)}}
+		}, "ai_org_model", "at most 255"},
 	}
 	ctx := context.Background()
 	queries := map[string]func(f analytics.Filter) error{

@@ -23,6 +23,7 @@ func matches(r gateway.LogRecord, f analytics.Filter) bool {
 		!in(r.WorkspaceID, f.WorkspaceIDs), !in(r.APIKeyID, f.APIKeyIDs), !in(r.ConfigID, f.ConfigIDs),
 		!in(r.Provider, f.Providers), !in(r.Model, f.Models), !in(r.PromptID, f.PromptIDs),
 		len(f.StatusCodes) > 0 && !slices.Contains(f.StatusCodes, r.StatusCode),
+		len(f.ServiceModels) > 0 && !slices.Contains(f.ServiceModels, analytics.ServiceModel{AIService: r.AIService, Model: r.Model}),
 		!f.From.IsZero() && r.StartedAt.UnixMilli() < f.From.UnixMilli(),
 		!f.To.IsZero() && r.StartedAt.UnixMilli() >= f.To.UnixMilli(),
 		f.TraceID != "" && r.TraceID != f.TraceID,
