@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/projections"
 	"github.com/causeway/causeway/projections/analytics"
 )
 
@@ -185,7 +186,60 @@ func (a *Admin) trafficFilter(r *http.Request, actor domain.Actor, v trafficView
 		return analytics.Filter{}, err
 	}
 	f.PromptIDs = queryList(q, "prompt_slug")
+	if v.logs {
+		if own, only := a.ownLogsOnly(actor, workspaces); only {
+			if f.APIKeyIDs, err = ownKeys(f.APIKeyIDs, own); err != nil {
+				return analytics.Filter{}, err
+			}
+		}
+	}
 	return f, nil
+}
+
+// ownLogsOnly reports whether the security settings (membersViewAllData, managersViewAllData)
+// limit the actor's logs to the requests of their own API keys, and lists those keys. Like the
+// analytics settings they bind keys acting as a user who is a member (manager) of a selected
+// workspace whose setting is off; one such workspace limits the whole answer, which never
+// shows more than any workspace allows.
+func (a *Admin) ownLogsOnly(actor domain.Actor, workspaces []string) ([]string, bool) {
+	if actor.UserID == "" || actor.IsOrgAdmin() {
+		return nil, false
+	}
+	only := false
+	for _, id := range workspaces {
+		role, ok := actor.WorkspaceRole(id)
+		if !ok {
+			continue
+		}
+		sec := a.Read.EffectiveSecurity(actor.OrganisationID, id)
+		if role == domain.RoleMember && !sec.MembersViewAllData || role == domain.RoleManager && !sec.ManagersViewAllData {
+			only = true
+		}
+	}
+	if !only {
+		return nil, false
+	}
+	var own []string
+	for _, k := range a.Read.APIKeys(projections.KeyFilter{OrganisationID: actor.OrganisationID,
+		Visible: func(k domain.APIKey) bool { return k.UserID == actor.UserID }}) {
+		own = append(own, k.ID)
+	}
+	return own, true
+}
+
+// ownKeys is the api_key_ids filter of an actor limited to their own keys: the own keys, or
+// those the client asked for, each of which must be one of them.
+func ownKeys(asked, own []string) ([]string, error) {
+	if len(asked) == 0 {
+		return own, nil
+	}
+	for _, id := range asked {
+		if !slices.Contains(own, id) {
+			return nil, &domain.Error{Code: domain.CodeForbidden, Param: "api_key_ids",
+				Message: "your role sees only the logs of your own API keys (membersViewAllData or managersViewAllData is off); " + id + " is not one of them"}
+		}
+	}
+	return asked, nil
 }
 
 // timeRange reads time_of_generation_min and _max: [min, max), by default the last seven days

@@ -1029,3 +1029,91 @@ func TestTrafficNotConfigured(t *testing.T) {
 		assert.Equal(t, http.StatusUnauthorized, api.Do(http.MethodGet, route, "", nil).Status, route)
 	}
 }
+
+// membersViewAllData and managersViewAllData off: a key acting as a member (manager) sees only
+// the logs of the user's own API keys; analytics are unaffected.
+func TestLogsViewAllData(t *testing.T) {
+	ta := newTrafficAPI(t)
+	member := ta.seedUser("member@example.com", domain.RoleMember)
+	manager := ta.seedUser("manager@example.com", domain.RoleMember)
+	ta.seedEvents(domain.Stream(domain.WorkspacePrefix, ta.WSA),
+		domain.WorkspaceMemberAdded{WorkspaceID: ta.WSA, UserID: member, Role: domain.RoleMember, At: ta.Now()},
+		domain.WorkspaceMemberAdded{WorkspaceID: ta.WSA, UserID: manager, Role: domain.RoleManager, At: ta.Now()})
+	scopes := []string{"analytics.view", "logs.view", "logs.list"}
+	userKey := func(name, user string) (id, key string) {
+		r := ta.Admin(http.MethodPost, "/api-keys/workspace/user", map[string]any{"name": name, "workspace_id": ta.WSA, "user_id": user, "scopes": scopes})
+		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+		return r.Str("id"), r.Str("key")
+	}
+	memberID, memberKey := userKey("mem", member)
+	memberID2, _ := userKey("mem-2", member)
+	managerID, managerKey := userKey("mgr", manager)
+
+	// Rows of the member's two keys and the manager's key, beside the generated ones.
+	own := map[string][]gateway.LogRecord{}
+	for i, keyID := range []string{memberID, memberID, memberID2, managerID, managerID} {
+		rec := gateway.LogRecord{ID: uuid.NewString(), TraceID: "t", OrganisationID: ta.OrgID, WorkspaceID: ta.WSA, APIKeyID: keyID,
+			Model: "gpt-4o", Endpoint: "chatComplete", Method: "POST", Path: "/v1/chat/completions", StatusCode: 200,
+			CacheStatus: "DISABLED", LogFormat: "v1", StartedAt: ta.Now().Add(-time.Duration(i+1) * time.Hour), EndedAt: ta.Now()}
+		ta.insert(rec)
+		owner := member
+		if keyID == managerID {
+			owner = manager
+		}
+		own[owner] = append(own[owner], rec)
+	}
+	inA := len(ta.lastWeek(func(r gateway.LogRecord) bool { return r.WorkspaceID == ta.WSA }))
+	var someoneElses gateway.LogRecord
+	for _, r := range ta.lastWeek(nil) {
+		if r.WorkspaceID == ta.WSA && r.APIKeyID != memberID && r.APIKeyID != memberID2 && r.APIKeyID != managerID {
+			someoneElses = r
+			break
+		}
+	}
+	require.NotEmpty(t, someoneElses.ID)
+	total := func(key, path string) int {
+		t.Helper()
+		r := ta.Do(http.MethodGet, path, key, nil)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+		return int(num(r.Body["total"]))
+	}
+	summed := func(key string) int {
+		t.Helper()
+		r := ta.Do(http.MethodGet, "/logs/groups/api_key", key, nil)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+		n := 0
+		for _, g := range r.Data() {
+			n += int(num(g["requests"]))
+		}
+		return n
+	}
+	settings := func(s map[string]bool) {
+		t.Helper()
+		r := ta.Admin(http.MethodPut, "/workspaces/"+ta.WSA+"/settings", map[string]any{"security_settings": s})
+		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	}
+
+	// By default everyone sees the workspace's logs.
+	assert.Equal(t, inA, total(memberKey, "/logs"))
+	assert.Equal(t, http.StatusOK, ta.Do(http.MethodGet, "/logs/"+someoneElses.ID, memberKey, nil).Status)
+
+	settings(map[string]bool{"membersViewAllData": false})
+	assert.Equal(t, len(own[member]), total(memberKey, "/logs"), "the member's two keys' rows only")
+	assert.Equal(t, len(own[member]), summed(memberKey))
+	assert.Equal(t, 2, total(memberKey, "/logs?api_key_ids="+memberID), "narrowed to one own key")
+	r := ta.Do(http.MethodGet, "/logs?api_key_ids="+managerID, memberKey, nil)
+	assert.Equal(t, http.StatusForbidden, r.Status, "another user's key")
+	assert.Equal(t, "api_key_ids", r.ErrorParam())
+	assert.Equal(t, http.StatusNotFound, ta.Do(http.MethodGet, "/logs/"+someoneElses.ID, memberKey, nil).Status)
+	assert.Equal(t, http.StatusOK, ta.Do(http.MethodGet, "/logs/"+own[member][0].ID, memberKey, nil).Status)
+	assert.Equal(t, inA, total(managerKey, "/logs"), "managers keep their own setting")
+	s := ta.Do(http.MethodGet, "/analytics/summary", memberKey, nil)
+	require.Equal(t, http.StatusOK, s.Status)
+	assert.EqualValues(t, inA, num(obj(s.Body, "summary")["requests"]), "analytics follow membersViewAnalytics, not this")
+
+	settings(map[string]bool{"membersViewAllData": true, "managersViewAllData": false})
+	assert.Equal(t, inA, total(memberKey, "/logs"))
+	assert.Equal(t, len(own[manager]), total(managerKey, "/logs"))
+	assert.Equal(t, http.StatusNotFound, ta.Do(http.MethodGet, "/logs/"+someoneElses.ID, managerKey, nil).Status)
+	assert.Equal(t, inA, total(ta.AdminKey, "/logs?workspace_slug=team-a"), "admins are never limited")
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"path"
+	"slices"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -161,6 +162,9 @@ func (a *Admin) getLog(w http.ResponseWriter, r *http.Request) (int, any, error)
 		return 0, nil, err
 	}
 	if !ok || rec.OrganisationID != actor.OrganisationID || !canSee(actor, rec.WorkspaceID) || rec.StartedAt.Before(a.retentionFloor(logView)) {
+		return 0, nil, domain.Errorf(domain.CodeNotFound, "log %s not found", id)
+	}
+	if own, only := a.ownLogsOnly(actor, []string{rec.WorkspaceID}); only && !slices.Contains(own, rec.APIKeyID) {
 		return 0, nil, domain.Errorf(domain.CodeNotFound, "log %s not found", id)
 	}
 	return http.StatusOK, a.logView(rec, true), nil
