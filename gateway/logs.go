@@ -34,7 +34,8 @@ type LogRecord struct {
 	PromptTokens     int     `json:"prompt_tokens"`
 	CompletionTokens int     `json:"completion_tokens"`
 	TotalTokens      int     `json:"total_tokens"`
-	CachedTokens     int     `json:"cached_tokens"`
+	CachedTokens     int     `json:"cached_tokens"`      // input read from the provider's prompt cache
+	CacheWriteTokens int     `json:"cache_write_tokens"` // input written to it, billed above the input price
 	ReasoningTokens  int     `json:"reasoning_tokens"`
 	Cost             float64 `json:"cost"` // USD, computed as the record is logged (gateway/pricing.Sink)
 	LatencyMS        float64 `json:"latency_ms"`

@@ -296,7 +296,7 @@ func streamError(err error) []byte {
 // record fills the log's usage and charges token limits.
 func (g *Gateway) record(req *request, u providers.Usage, limits []gateway.Limit) {
 	req.rec.PromptTokens, req.rec.CompletionTokens, req.rec.TotalTokens = u.PromptTokens, u.CompletionTokens, u.TotalTokens
-	req.rec.CachedTokens, req.rec.ReasoningTokens = u.CachedTokens, u.ReasoningTokens
+	req.rec.CachedTokens, req.rec.CacheWriteTokens, req.rec.ReasoningTokens = u.CachedTokens, u.CacheWriteTokens, u.ReasoningTokens
 	if req.rec.TotalTokens == 0 {
 		req.rec.TotalTokens = u.PromptTokens + u.CompletionTokens
 	}

@@ -63,6 +63,7 @@ type logMetrics struct {
 	ResUnits           int               `json:"res_units"`
 	TotalUnits         int               `json:"total_units"`
 	CachedUnits        int               `json:"cached_units"`
+	CacheWriteUnits    int               `json:"cache_write_units"`
 	ReasoningUnits     int               `json:"reasoning_units"`
 	Cost               float64           `json:"cost"`
 	RequestURL         string            `json:"request_url"`
@@ -117,7 +118,8 @@ func (a *Admin) logView(rec gateway.LogRecord, withBodies bool) logAnswer {
 			APIKeyID: rec.APIKeyID, ConfigID: rec.ConfigID, PromptID: rec.PromptID, CreatedAt: started, EndedAt: ended,
 			IsSuccess: rec.StatusCode >= 200 && rec.StatusCode < 300, AIOrg: rec.AIService, AIModel: rec.Model,
 			Provider: rec.Provider, Endpoint: rec.Endpoint, ReqUnits: rec.PromptTokens, ResUnits: rec.CompletionTokens,
-			TotalUnits: rec.TotalTokens, CachedUnits: rec.CachedTokens, ReasoningUnits: rec.ReasoningTokens, Cost: rec.Cost,
+			TotalUnits: rec.TotalTokens, CachedUnits: rec.CachedTokens,
+			CacheWriteUnits: rec.CacheWriteTokens, ReasoningUnits: rec.ReasoningTokens, Cost: rec.Cost,
 			RequestURL: rec.Path, RequestMethod: rec.Method, ResponseStatusCode: rec.StatusCode, ResponseTime: rec.LatencyMS,
 			TimeToFirstToken: rec.TTFTMS, IsProxyCall: rec.Endpoint == "proxy", CacheStatus: rec.CacheStatus, StreamMode: stream,
 			RetryCount: rec.RetryCount, FallbackTarget: rec.FallbackTarget, TraceID: rec.TraceID, SpanID: rec.SpanID,

@@ -2,9 +2,11 @@ package migrations
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
@@ -12,6 +14,8 @@ import (
 // transactions, so each statement of a file runs on its own, in order, and the file is
 // recorded only after all of them succeeded; the statements are written to be rerun
 // harmlessly (IF NOT EXISTS), so that a file interrupted half-way is simply applied again.
+// Release 18.16 has no ADD COLUMN IF NOT EXISTS: an ADD COLUMN that finds its column there
+// already (a run cut off before the file was recorded) counts as done.
 func ApplyClickHouse(ctx context.Context, conn driver.Conn, s Set) error {
 	all, err := s.Files()
 	if err != nil {
@@ -44,7 +48,7 @@ func ApplyClickHouse(ctx context.Context, conn driver.Conn, s Set) error {
 	}
 	for _, f := range pending(all, applied) {
 		for _, stmt := range statements(f.SQL) {
-			if err := conn.Exec(ctx, stmt); err != nil {
+			if err := conn.Exec(ctx, stmt); err != nil && !columnAddedBefore(stmt, err) {
 				return fmt.Errorf("migrations %s: %s: %w", s.Name, f.Name, err)
 			}
 		}
@@ -53,6 +57,13 @@ func ApplyClickHouse(ctx context.Context, conn driver.Conn, s Set) error {
 		}
 	}
 	return nil
+}
+
+// columnAddedBefore reports whether err is ClickHouse's "column already exists" (code 44)
+// answering an ADD COLUMN.
+func columnAddedBefore(stmt string, err error) bool {
+	var ex *clickhouse.Exception
+	return errors.As(err, &ex) && ex.Code == 44 && strings.Contains(strings.ToUpper(stmt), "ADD COLUMN")
 }
 
 // recordClickHouse records f as applied. The row goes as a data block: a server of release

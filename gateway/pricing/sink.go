@@ -30,7 +30,7 @@ func (s *Sink) Log(rec gateway.LogRecord) {
 	if rec.Cost == 0 && provider != "" && rec.Model != "" {
 		rec.Cost = s.book.CostIn(rec.OrganisationID, rec.WorkspaceID, provider, rec.Model, Usage{
 			PromptTokens: rec.PromptTokens, CompletionTokens: rec.CompletionTokens,
-			CacheReadTokens: rec.CachedTokens, ReasoningTokens: rec.ReasoningTokens,
+			CacheReadTokens: rec.CachedTokens, CacheWriteTokens: rec.CacheWriteTokens, ReasoningTokens: rec.ReasoningTokens,
 		})
 	}
 	s.next.Log(rec)

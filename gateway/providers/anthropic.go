@@ -498,7 +498,7 @@ type anthropicUsage struct {
 func (u anthropicUsage) usage() Usage {
 	prompt := u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
 	return Usage{PromptTokens: prompt, CompletionTokens: u.OutputTokens, TotalTokens: prompt + u.OutputTokens,
-		CachedTokens: u.CacheReadInputTokens}
+		CachedTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens}
 }
 
 // anthropicFinish maps stop_reason (https://docs.anthropic.com/en/api/handling-stop-reasons).

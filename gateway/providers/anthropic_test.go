@@ -370,7 +370,8 @@ func TestAnthropicAnswerTranslation(t *testing.T) {
 				assert.Equal(t, "stop", moreDig(got, "choices", 0, "finish_reason"))
 				assert.Equal(t, 0.0, moreDig(got, "choices", 0, "index"))
 				// 4 words of input + 30 read from the cache + 5 written to it.
-				assert.Equal(t, providers.Usage{PromptTokens: 39, CompletionTokens: 4, TotalTokens: 43, CachedTokens: 30}, usage)
+				assert.Equal(t, providers.Usage{PromptTokens: 39, CompletionTokens: 4, TotalTokens: 43, CachedTokens: 30,
+					CacheWriteTokens: 5}, usage)
 				assert.Equal(t, map[string]any{"prompt_tokens": 39.0, "completion_tokens": 4.0, "total_tokens": 43.0,
 					"prompt_tokens_details": map[string]any{"cached_tokens": 30.0}}, got["usage"])
 			},

@@ -531,13 +531,15 @@ func bodyAsIs(c Call) bool {
 }
 
 // usageJSON is OpenAI's usage object, with DeepSeek's cache-hit count as a fallback for
-// cached tokens.
+// cached tokens, and OpenRouter's count of input written to the cache
+// (prompt_tokens_details.cache_write_tokens, part of prompt_tokens as cached_tokens is).
 type usageJSON struct {
 	PromptTokens        int `json:"prompt_tokens"`
 	CompletionTokens    int `json:"completion_tokens"`
 	TotalTokens         int `json:"total_tokens"`
 	PromptTokensDetails *struct {
-		CachedTokens int `json:"cached_tokens"`
+		CachedTokens     int `json:"cached_tokens"`
+		CacheWriteTokens int `json:"cache_write_tokens"`
 	} `json:"prompt_tokens_details"`
 	CompletionTokensDetails *struct {
 		ReasoningTokens int `json:"reasoning_tokens"`
@@ -552,8 +554,11 @@ func (u *usageJSON) usage() Usage {
 		TotalTokens:      u.TotalTokens,
 		CachedTokens:     u.PromptCacheHitTokens,
 	}
-	if u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens > 0 {
-		out.CachedTokens = u.PromptTokensDetails.CachedTokens
+	if u.PromptTokensDetails != nil {
+		if u.PromptTokensDetails.CachedTokens > 0 {
+			out.CachedTokens = u.PromptTokensDetails.CachedTokens
+		}
+		out.CacheWriteTokens = u.PromptTokensDetails.CacheWriteTokens
 	}
 	if u.CompletionTokensDetails != nil {
 		out.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens

@@ -57,12 +57,15 @@ type Call struct {
 	Header http.Header
 }
 
-// Usage is what a call consumed, as OpenAI reports it.
+// Usage is what a call consumed, as OpenAI reports it: PromptTokens counts every input token,
+// those read from the provider's prompt cache (CachedTokens) and those written to it
+// (CacheWriteTokens, which providers bill above the input price) included.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
 	CachedTokens     int `json:"cached_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
 	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
 }
 

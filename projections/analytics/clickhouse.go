@@ -68,9 +68,9 @@ var clickHouseDialect = dialect{
 	logColumns: `id, trace_id, span_id, parent_span_id, span_name, organisation_id, workspace_id,
 	api_key_id, provider, ai_service, model, config_id, prompt_id, endpoint, method, path,
 	toInt64(status_code), toInt64(prompt_tokens), toInt64(completion_tokens), toInt64(total_tokens),
-	toInt64(cached_tokens), toInt64(reasoning_tokens), cost, latency_ms, ttft_ms, toInt64(stream),
-	cache_status, toInt64(retry_count), fallback_target, target, meta_keys, meta_values, error,
-	request_body, response_body, log_format, toInt64(` + chTS + `),
+	toInt64(cached_tokens), toInt64(cache_write_tokens), toInt64(reasoning_tokens), cost, latency_ms,
+	ttft_ms, toInt64(stream), cache_status, toInt64(retry_count), fallback_target, target, meta_keys,
+	meta_values, error, request_body, response_body, log_format, toInt64(` + chTS + `),
 	toInt64(toUInt64(ended_at) * 1000 + ended_ms)`,
 	scanLog: scanClickHouseLog,
 }
@@ -78,12 +78,12 @@ var clickHouseDialect = dialect{
 // scanClickHouseLog reads a row of logColumns.
 func scanClickHouseLog(scan func(dest ...any) error) (gateway.LogRecord, error) {
 	var r gateway.LogRecord
-	var status, prompt, completion, total, cached, reasoning, stream, retry, started, ended int64
+	var status, prompt, completion, total, cached, cacheWrite, reasoning, stream, retry, started, ended int64
 	var keys, values []string
 	var req, resp string
 	if err := scan(&r.ID, &r.TraceID, &r.SpanID, &r.ParentSpanID, &r.SpanName, &r.OrganisationID,
 		&r.WorkspaceID, &r.APIKeyID, &r.Provider, &r.AIService, &r.Model, &r.ConfigID, &r.PromptID,
-		&r.Endpoint, &r.Method, &r.Path, &status, &prompt, &completion, &total, &cached, &reasoning,
+		&r.Endpoint, &r.Method, &r.Path, &status, &prompt, &completion, &total, &cached, &cacheWrite, &reasoning,
 		&r.Cost, &r.LatencyMS, &r.TTFTMS, &stream, &r.CacheStatus, &retry, &r.FallbackTarget, &r.Target,
 		&keys, &values, &r.Error, &req, &resp, &r.LogFormat, &started, &ended); err != nil {
 		return gateway.LogRecord{}, err
@@ -98,7 +98,7 @@ func scanClickHouseLog(scan func(dest ...any) error) (gateway.LogRecord, error) 
 		}
 	}
 	r.StatusCode, r.PromptTokens, r.CompletionTokens = int(status), int(prompt), int(completion)
-	r.TotalTokens, r.CachedTokens, r.ReasoningTokens = int(total), int(cached), int(reasoning)
+	r.TotalTokens, r.CachedTokens, r.CacheWriteTokens, r.ReasoningTokens = int(total), int(cached), int(cacheWrite), int(reasoning)
 	r.Stream, r.RetryCount = stream != 0, int(retry)
 	r.RequestBody, r.ResponseBody = rawJSON(req), rawJSON(resp)
 	r.StartedAt, r.EndedAt = fromMilli(started), fromMilli(ended)
@@ -169,9 +169,9 @@ func (c *ClickHouse) Close() error { return c.conn.Close() }
 const clickHouseInsert = `INSERT INTO request_logs (id, trace_id, span_id, parent_span_id, span_name,
 	organisation_id, workspace_id, api_key_id, provider, ai_service, model, config_id, prompt_id,
 	endpoint, method, path, status_code, prompt_tokens, completion_tokens, total_tokens,
-	cached_tokens, reasoning_tokens, cost, latency_ms, ttft_ms, stream, cache_status, retry_count,
-	fallback_target, target, meta_keys, meta_values, error, request_body, response_body, log_format,
-	started_at, started_ms, ended_at, ended_ms)`
+	cached_tokens, cache_write_tokens, reasoning_tokens, cost, latency_ms, ttft_ms, stream, cache_status,
+	retry_count, fallback_target, target, meta_keys, meta_values, error, request_body, response_body,
+	log_format, started_at, started_ms, ended_at, ended_ms)`
 
 // Insert sends rows as one block. Inserting a row again is harmless: see ClickHouse.
 func (c *ClickHouse) Insert(ctx context.Context, rows []gateway.LogRecord) error {
@@ -205,8 +205,9 @@ func (c *ClickHouse) Insert(ctx context.Context, rows []gateway.LogRecord) error
 		if err := batch.Append(r.ID, r.TraceID, r.SpanID, r.ParentSpanID, r.SpanName,
 			r.OrganisationID, r.WorkspaceID, r.APIKeyID, r.Provider, r.AIService, r.Model, r.ConfigID, r.PromptID,
 			r.Endpoint, r.Method, r.Path, uint16(r.StatusCode), uint32(r.PromptTokens), uint32(r.CompletionTokens),
-			uint32(r.TotalTokens), uint32(r.CachedTokens), uint32(r.ReasoningTokens), r.Cost, r.LatencyMS, r.TTFTMS,
-			stream, r.CacheStatus, uint16(r.RetryCount), r.FallbackTarget, r.Target, keys, values, r.Error,
+			uint32(r.TotalTokens), uint32(r.CachedTokens), uint32(r.CacheWriteTokens), uint32(r.ReasoningTokens),
+			r.Cost, r.LatencyMS, r.TTFTMS, stream, r.CacheStatus, uint16(r.RetryCount), r.FallbackTarget, r.Target,
+			keys, values, r.Error,
 			string(r.RequestBody), string(r.ResponseBody), r.LogFormat, startSec, startMS, endSec, endMS); err != nil {
 			return fmt.Errorf("analytics: clickhouse insert %s: %w", r.ID, err)
 		}

@@ -115,9 +115,9 @@ var sqliteDialect = dialect{
 	inlineTotal: true,
 	logColumns: `id, trace_id, span_id, parent_span_id, span_name, organisation_id, workspace_id,
 	api_key_id, provider, ai_service, model, config_id, prompt_id, endpoint, method, path, status_code,
-	prompt_tokens, completion_tokens, total_tokens, cached_tokens, reasoning_tokens, cost, latency_ms,
-	ttft_ms, stream, cache_status, retry_count, fallback_target, target, metadata, error, request_body,
-	response_body, log_format, started_at, ended_at`,
+	prompt_tokens, completion_tokens, total_tokens, cached_tokens, cache_write_tokens, reasoning_tokens,
+	cost, latency_ms, ttft_ms, stream, cache_status, retry_count, fallback_target, target, metadata, error,
+	request_body, response_body, log_format, started_at, ended_at`,
 	scanLog: scanSQLiteLog,
 }
 
@@ -130,7 +130,7 @@ func scanSQLiteLog(scan func(dest ...any) error) (gateway.LogRecord, error) {
 	if err := scan(&r.ID, &r.TraceID, &r.SpanID, &r.ParentSpanID, &r.SpanName, &r.OrganisationID,
 		&r.WorkspaceID, &r.APIKeyID, &r.Provider, &r.AIService, &r.Model, &r.ConfigID, &r.PromptID,
 		&r.Endpoint, &r.Method, &r.Path, &r.StatusCode, &r.PromptTokens, &r.CompletionTokens,
-		&r.TotalTokens, &r.CachedTokens, &r.ReasoningTokens, &r.Cost, &r.LatencyMS, &r.TTFTMS, &stream,
+		&r.TotalTokens, &r.CachedTokens, &r.CacheWriteTokens, &r.ReasoningTokens, &r.Cost, &r.LatencyMS, &r.TTFTMS, &stream,
 		&r.CacheStatus, &r.RetryCount, &r.FallbackTarget, &r.Target, &meta, &r.Error, &req, &resp,
 		&r.LogFormat, &started, &ended); err != nil {
 		return gateway.LogRecord{}, err
@@ -178,10 +178,10 @@ func (s *SQLite) Close() error { return s.db.Close() }
 const sqliteInsert = `INSERT OR IGNORE INTO request_logs (id, trace_id, span_id, parent_span_id, span_name,
 	organisation_id, workspace_id, api_key_id, provider, ai_service, model, config_id, prompt_id,
 	endpoint, method, path, status_code, prompt_tokens, completion_tokens, total_tokens,
-	cached_tokens, reasoning_tokens, cost, latency_ms, ttft_ms, stream, cache_status, retry_count,
-	fallback_target, target, metadata, error, request_body, response_body, log_format,
+	cached_tokens, cache_write_tokens, reasoning_tokens, cost, latency_ms, ttft_ms, stream, cache_status,
+	retry_count, fallback_target, target, metadata, error, request_body, response_body, log_format,
 	started_at, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-	?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // Insert stores rows in one transaction; a row whose id is stored already is skipped, so a
 // retried batch stores each row once.
@@ -210,7 +210,7 @@ func (s *SQLite) Insert(ctx context.Context, rows []gateway.LogRecord) error {
 		if _, err := stmt.ExecContext(ctx, r.ID, r.TraceID, r.SpanID, r.ParentSpanID, r.SpanName,
 			r.OrganisationID, r.WorkspaceID, r.APIKeyID, r.Provider, r.AIService, r.Model, r.ConfigID, r.PromptID,
 			r.Endpoint, r.Method, r.Path, r.StatusCode, r.PromptTokens, r.CompletionTokens, r.TotalTokens,
-			r.CachedTokens, r.ReasoningTokens, r.Cost, r.LatencyMS, r.TTFTMS, stream, r.CacheStatus, r.RetryCount,
+			r.CachedTokens, r.CacheWriteTokens, r.ReasoningTokens, r.Cost, r.LatencyMS, r.TTFTMS, stream, r.CacheStatus, r.RetryCount,
 			r.FallbackTarget, r.Target, string(meta), r.Error, string(r.RequestBody), string(r.ResponseBody), r.LogFormat,
 			unixMilli(r.StartedAt), unixMilli(r.EndedAt)); err != nil {
 			return fmt.Errorf("analytics: sqlite insert %s: %w", r.ID, err)

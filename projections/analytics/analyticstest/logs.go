@@ -167,6 +167,25 @@ func (s suite) log(t *testing.T) {
 			require.Equal(t, stored(want), got)
 		}
 	})
+	t.Run("cache write tokens round-trip", func(t *testing.T) {
+		n := 0
+		for _, want := range s.rows {
+			if n == 200 {
+				break
+			}
+			if want.CacheWriteTokens == 0 {
+				continue
+			}
+			got, ok, err := s.store.Log(ctx, want.OrganisationID, want.ID)
+			require.NoError(t, err)
+			require.True(t, ok, want.ID)
+			require.Equal(t, want.CacheWriteTokens, got.CacheWriteTokens, want.ID)
+			require.Equal(t, want.CachedTokens, got.CachedTokens, want.ID)
+			require.Equal(t, stored(want), got)
+			n++
+		}
+		require.Equal(t, 200, n, "rows with cache writes")
+	})
 	t.Run("another organisation's row is invisible", func(t *testing.T) {
 		for _, r := range s.rows[:50] {
 			other := "org-2"
