@@ -170,6 +170,17 @@ func (a *Admin) registerLogExports(r *mux.Router) {
 		if b.Filters == nil {
 			return 0, nil, domain.Invalid("filters", "filters is required; send {} to export every row")
 		}
+		// An export holds every matching row of its workspace: a user who may see only their own
+		// keys' logs there (membersViewAllData, managersViewAllData) may not export them.
+		actor := actorFrom(r.Context())
+		ws := b.WorkspaceID
+		if ws == "" {
+			ws = actor.WorkspaceID
+		}
+		if _, only := a.ownLogsOnly(actor, []string{ws}); only {
+			return 0, nil, domain.Errorf(domain.CodeForbidden,
+				"your role sees only the logs of your own API keys in this workspace (membersViewAllData or managersViewAllData is off), so it cannot export them")
+		}
 		c := commands.CreateLogExport{WorkspaceID: b.WorkspaceID, Filters: b.Filters.LogExportFilters, RequestedData: b.RequestedData}
 		if b.Format != nil {
 			c.Format = *b.Format

@@ -595,3 +595,25 @@ func TestLogExportDisabled(t *testing.T) {
 		assert.Contains(t, r.ErrorMessage(), "DATA_EXPORTS_ENABLED", "%s %s", c.method, c.path)
 	}
 }
+
+// A member whose logs are limited to their own keys' (membersViewAllData off) may not export
+// the workspace's; with the setting on, they may.
+func TestLogExportRefusedWhenViewAllDataIsOff(t *testing.T) {
+	e := newExportAPI(t, nil)
+	member := e.seedUser("member@example.com", domain.RoleMember)
+	e.seedEvents(domain.Stream(domain.WorkspacePrefix, e.WS),
+		domain.WorkspaceMemberAdded{WorkspaceID: e.WS, UserID: member, Role: domain.RoleMember, At: e.Now()})
+	k := e.Admin(http.MethodPost, "/api-keys/workspace/user", map[string]any{"name": "mem", "workspace_id": e.WS, "user_id": member,
+		"scopes": []string{"logs.export"}})
+	require.Equal(t, http.StatusOK, k.Status, string(k.Raw))
+	key := k.Str("key")
+	body := map[string]any{"filters": map[string]any{}, "requested_data": []string{"id"}}
+
+	assert.Equal(t, http.StatusOK, e.Do(http.MethodPost, exportsPath, key, body).Status, "allowed by default")
+	s := e.Admin(http.MethodPut, "/workspaces/"+e.WS+"/settings", map[string]any{"security_settings": map[string]bool{"membersViewAllData": false}})
+	require.Equal(t, http.StatusOK, s.Status, string(s.Raw))
+	r := e.Do(http.MethodPost, exportsPath, key, body)
+	assert.Equal(t, http.StatusForbidden, r.Status, string(r.Raw))
+	assert.Contains(t, r.ErrorMessage(), "membersViewAllData")
+	assert.Equal(t, http.StatusOK, e.Admin(http.MethodPost, exportsPath, e.body()).Status, "admins are never limited")
+}

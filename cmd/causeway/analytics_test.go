@@ -21,14 +21,14 @@ import (
 	"github.com/causeway/causeway/projections/analytics/chserver"
 )
 
-// chat sends one chat completion through the gateway to the stand-in at host.
-func chat(t *testing.T, m *Main, host, model string, headers map[string]string) int {
+// chatThrough sends a chat completion body through the gateway with key, to the OpenAI
+// stand-in at host, with any extra headers; it answers the response, its body read and closed.
+func chatThrough(t *testing.T, m *Main, key, host, body string, headers map[string]string) (*http.Response, []byte) {
 	t.Helper()
-	body := fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"hi"}]}`, model)
 	req, err := http.NewRequest(http.MethodPost, m.URL()+"/chat/completions", strings.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-gateway-api-key", gatewayKey)
+	req.Header.Set("x-gateway-api-key", key)
 	req.Header.Set("x-gateway-provider", "openai")
 	req.Header.Set("x-gateway-custom-host", host)
 	req.Header.Set("Authorization", "Bearer sk-provider-key")
@@ -37,8 +37,16 @@ func chat(t *testing.T, m *Main, host, model string, headers map[string]string) 
 	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
-	_, _ = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, raw
+}
+
+// chat sends one chat completion of model through the gateway to the stand-in at host.
+func chat(t *testing.T, m *Main, host, model string, headers map[string]string) int {
+	t.Helper()
+	resp, _ := chatThrough(t, m, gatewayKey, host, fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"hi"}]}`, model), headers)
 	return resp.StatusCode
 }
 
@@ -164,13 +172,8 @@ func testRequestsInAnalyticsGroups(t *testing.T, m *Main) {
 		wants[model] = w
 		for range n {
 			body := fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"hello there, how are you doing today, my friend?"}]}`, model)
-			req, _ := http.NewRequest(http.MethodPost, m.URL()+"/chat/completions", strings.NewReader(body))
-			req.Header.Set("x-gateway-api-key", gatewayKey)
-			req.Header.Set("x-gateway-provider", "openai")
-			req.Header.Set("x-gateway-custom-host", oa.BaseURL())
-			req.Header.Set("Authorization", "Bearer sk-provider-key")
-			resp, err := http.DefaultClient.Do(req)
-			require.NoError(t, err)
+			resp, raw := chatThrough(t, m, gatewayKey, oa.BaseURL(), body, nil)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
 			var out struct {
 				Usage struct {
 					PromptTokens        int `json:"prompt_tokens"`
@@ -181,9 +184,7 @@ func testRequestsInAnalyticsGroups(t *testing.T, m *Main) {
 					} `json:"prompt_tokens_details"`
 				} `json:"usage"`
 			}
-			require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
-			resp.Body.Close()
-			require.Equal(t, http.StatusOK, resp.StatusCode)
+			require.NoError(t, json.Unmarshal(raw, &out))
 			u := out.Usage
 			require.Greater(t, u.PromptTokens, u.PromptTokensDetails.CachedTokens, "cached input is part of the input")
 			w.requests++
@@ -256,15 +257,7 @@ func TestGatewayRequestsExported(t *testing.T) {
 
 	const n = 7
 	for range n {
-		req, _ := http.NewRequest(http.MethodPost, m.URL()+"/chat/completions",
-			strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`))
-		req.Header.Set("x-gateway-api-key", key)
-		req.Header.Set("x-gateway-provider", "openai")
-		req.Header.Set("x-gateway-custom-host", oa.BaseURL())
-		req.Header.Set("Authorization", "Bearer sk-provider-key")
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
+		resp, _ := chatThrough(t, m, key, oa.BaseURL(), `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`, nil)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 	}
 	require.Eventually(t, func() bool { return m.Pipeline.Stats().Inserted == n }, 10*time.Second, 20*time.Millisecond)

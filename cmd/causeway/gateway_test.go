@@ -154,15 +154,7 @@ func TestGatewayRateLimitPolicy(t *testing.T) {
 	allowed, refused := 0, 0
 	var remaining []string
 	for i := 0; i < 25; i++ {
-		req, _ := http.NewRequest(http.MethodPost, m.URL()+"/chat/completions",
-			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
-		req.Header.Set("x-gateway-api-key", key)
-		req.Header.Set("x-gateway-provider", "openai")
-		req.Header.Set("x-gateway-custom-host", oa.BaseURL())
-		req.Header.Set("Authorization", "Bearer sk")
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
+		resp, _ := chatThrough(t, m, key, oa.BaseURL(), `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, nil)
 		switch resp.StatusCode {
 		case http.StatusOK:
 			allowed++

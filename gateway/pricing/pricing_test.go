@@ -115,7 +115,7 @@ func (p *proxy) callsTo(path string) int {
 	return p.calls[path]
 }
 
-func newBook(t *testing.T, cfg pricing.Config, opts pricing.Options) *pricing.Book {
+func newBook(t testing.TB, cfg pricing.Config, opts pricing.Options) *pricing.Book {
 	t.Helper()
 	b, err := pricing.New(cfg, opts)
 	require.NoError(t, err)

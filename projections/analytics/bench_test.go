@@ -266,6 +266,39 @@ func awaitStats(tb testing.TB, p *analytics.Pipeline, timeout time.Duration, don
 	}
 }
 
+// startBenchFeed starts a pipeline into w, with a spool of spoolBytes, and the gateway's sink
+// in front of it holding up to buffer records.
+func startBenchFeed(b *testing.B, w analytics.Writer, spoolBytes int64, buffer int) (*benchPipeline, *gateway.WatermillSink) {
+	b.Helper()
+	spool, err := analytics.OpenSpool(b.TempDir(), spoolBytes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = spool.Close() })
+	bp := startBenchPipeline(b, w, spool, analytics.Options{FlushInterval: 100 * time.Millisecond})
+	return bp, gateway.NewWatermillSink(bp.bus, buffer)
+}
+
+// feedPipeline logs rowsPerOp records per op through sink, waits each time until taken (the
+// rows the pipeline has dealt with) reaches them, and reports rows/s; the timer is stopped
+// when it returns.
+func feedPipeline(b *testing.B, bp *benchPipeline, sink *gateway.WatermillSink, rowsPerOp int, taken func(analytics.Stats) int64) {
+	b.Helper()
+	b.ResetTimer()
+	for op := range b.N {
+		b.StopTimer()
+		rows := benchRecords(benchOrg, op*rowsPerOp, rowsPerOp)
+		b.StartTimer()
+		for _, r := range rows {
+			sink.Log(r)
+		}
+		want := int64((op + 1) * rowsPerOp)
+		awaitStats(b, bp.p, 10*time.Minute, func(st analytics.Stats) bool { return taken(st) >= want })
+	}
+	b.StopTimer()
+	reportRowsPerSecond(b, b.N*rowsPerOp)
+}
+
 func reportRowsPerSecond(b *testing.B, rows int) {
 	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
 }
@@ -310,26 +343,8 @@ func BenchmarkClickHouseIngest(b *testing.B) {
 	}
 	b.Run("pipeline", func(b *testing.B) {
 		_, store := openPrivateClickHouse(b)
-		spool, err := analytics.OpenSpool(b.TempDir(), 1<<30)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = spool.Close() })
-		bp := startBenchPipeline(b, store, spool, analytics.Options{FlushInterval: 100 * time.Millisecond})
-		sink := gateway.NewWatermillSink(bp.bus, rowsPerOp)
-		b.ResetTimer()
-		for op := range b.N {
-			b.StopTimer()
-			rows := benchRecords(benchOrg, op*rowsPerOp, rowsPerOp)
-			b.StartTimer()
-			for _, r := range rows {
-				sink.Log(r)
-			}
-			want := int64((op + 1) * rowsPerOp)
-			awaitStats(b, bp.p, 10*time.Minute, func(st analytics.Stats) bool { return st.Inserted+st.Spooled >= want })
-		}
-		b.StopTimer()
-		reportRowsPerSecond(b, b.N*rowsPerOp)
+		bp, sink := startBenchFeed(b, store, 1<<30, rowsPerOp)
+		feedPipeline(b, bp, sink, rowsPerOp, func(st analytics.Stats) int64 { return st.Inserted + st.Spooled })
 		if err := sink.Close(); err != nil {
 			b.Fatal(err)
 		}
@@ -344,7 +359,7 @@ func BenchmarkClickHouseIngest(b *testing.B) {
 // every batch going to the disk spool, against the spool's own Append in the same batches.
 func BenchmarkSpoolWhileDown(b *testing.B) {
 	const rowsPerOp = 200_000
-	const batch = 2_000 // the pipeline's default batch size
+	const batch = 5_000 // the pipeline's default batch size
 	b.Run("baseline-spool-append", func(b *testing.B) {
 		spool, err := analytics.OpenSpool(b.TempDir(), 8<<30)
 		if err != nil {
@@ -367,26 +382,8 @@ func BenchmarkSpoolWhileDown(b *testing.B) {
 	b.Run("pipeline-clickhouse-down", func(b *testing.B) {
 		srv, store := openPrivateClickHouse(b)
 		srv.Stop()
-		spool, err := analytics.OpenSpool(b.TempDir(), 8<<30)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = spool.Close() })
-		bp := startBenchPipeline(b, store, spool, analytics.Options{FlushInterval: 100 * time.Millisecond})
-		sink := gateway.NewWatermillSink(bp.bus, rowsPerOp)
-		b.ResetTimer()
-		for op := range b.N {
-			b.StopTimer()
-			rows := benchRecords(benchOrg, op*rowsPerOp, rowsPerOp)
-			b.StartTimer()
-			for _, r := range rows {
-				sink.Log(r)
-			}
-			want := int64((op + 1) * rowsPerOp)
-			awaitStats(b, bp.p, 10*time.Minute, func(st analytics.Stats) bool { return st.Spooled+st.Dropped >= want })
-		}
-		b.StopTimer()
-		reportRowsPerSecond(b, b.N*rowsPerOp)
+		bp, sink := startBenchFeed(b, store, 8<<30, rowsPerOp)
+		feedPipeline(b, bp, sink, rowsPerOp, func(st analytics.Stats) int64 { return st.Spooled + st.Dropped })
 		st := bp.p.Stats()
 		if sink.Dropped() != 0 || st.Dropped != 0 || st.Inserted != 0 {
 			b.Fatalf("with ClickHouse down every row must be spooled: sink dropped %d, stats %+v", sink.Dropped(), st)
