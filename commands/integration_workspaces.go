@@ -8,11 +8,13 @@ import (
 )
 
 // IntegrationWorkspaceAccess is one workspace's access in a bulk update, with its own say on
-// the default provider (nil: the request's).
+// the default provider (nil: the request's). ResetUsage (reset_usage) zeroes the workspace's
+// usage of the integration: a new usage period, and an exhausted budget is active again.
 type IntegrationWorkspaceAccess struct {
 	domain.IntegrationWorkspace
 	CreateDefaultProvider *bool
 	DefaultProviderSlug   *string
+	ResetUsage            bool
 }
 
 // UpdateIntegrationWorkspaces sets which workspaces may use an integration, and their limits.
@@ -45,11 +47,15 @@ func (h updateIntegrationWorkspacesHandler) Handle(ctx context.Context, c Update
 	}
 	now := h.d.Now()
 	entries := make([]domain.IntegrationWorkspace, len(c.Workspaces))
+	var resetUsage []string
 	for n, w := range c.Workspaces {
 		entries[n] = w.IntegrationWorkspace
+		if w.ResetUsage {
+			resetUsage = append(resetUsage, w.ID)
+		}
 	}
 	// Decide once before any write: a refused request changes nothing.
-	if _, err := i.UpdateWorkspaces(entries, now); err != nil {
+	if _, err := i.UpdateWorkspacesResetting(entries, resetUsage, now); err != nil {
 		return Result{}, err
 	}
 	if c.DefaultProviderSlug != nil {
@@ -99,7 +105,9 @@ func (h updateIntegrationWorkspacesHandler) Handle(ctx context.Context, c Update
 		reserved[p.WorkspaceID+"/"+p.Slug] = p.ProviderID
 	}
 	res, err := execute(ctx, h.d, domain.Stream(domain.IntegrationPrefix, i.ID), newIntegration,
-		func(i *domain.Integration) ([]domain.Event, error) { return i.UpdateWorkspaces(entries, now) })
+		func(i *domain.Integration) ([]domain.Event, error) {
+			return i.UpdateWorkspacesResetting(entries, resetUsage, now)
+		})
 	if err != nil {
 		releaseAll(ctx, h.d, ProviderSlugReservation, reserved)
 		return Result{}, err

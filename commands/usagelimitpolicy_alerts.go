@@ -2,13 +2,10 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/causeway/causeway/domain"
-	"github.com/causeway/causeway/eventstore"
 )
 
 // usageDecision keeps what a usage-limit decision saw and decided, for the notifications
@@ -27,56 +24,57 @@ func (u *usageDecision) keep(p *domain.UsageLimitPolicy) func([]domain.Event, er
 }
 
 // notifyUsageAlerts records a notification for each alert decided. A command run again
-// decides no alert twice (the policy remembers what it sent), and with an idempotency key
-// each notification's id is derived from the key, so a retried request records it once.
-// res moves to the last notification's position, so that a client reading after the write
-// sees them.
+// decides no alert twice (the policy remembers what it sent), and each notification's id is
+// derived from the alert (budgetNotificationID), so a retried request, or the usage ledger
+// reporting the same alert (RecordBudgetUsage), records it once. res moves to the last
+// notification's position, so that a client reading after the write sees them.
 func notifyUsageAlerts(ctx context.Context, d Deps, u usageDecision, res *Result) error {
 	// The policy as the alerts leave it, so that a rename in the same update is used.
 	p := u.policy
 	for _, ev := range u.events {
 		p.Apply(ev)
 	}
-	var errs []error
+	var notes []domain.NotificationRecorded
 	for _, ev := range u.events {
-		var n domain.NotificationRecorded
-		switch e := ev.(type) {
-		case domain.UsageLimitPolicyThresholdReached:
-			n = usageNotification(ctx, p, domain.NotifyUsageThreshold, e.ValueKey, e.Usage, e.At)
-			n.Subject = fmt.Sprintf("Usage limit policy %s: %s reached its alert threshold (%s of %s)",
-				usagePolicyLabel(p), e.ValueKey, usageNum(e.Usage), usageNum(e.AlertThreshold))
-			n.Data["alert_threshold"] = usageNum(e.AlertThreshold)
-		case domain.UsageLimitPolicyEntityExhausted:
-			n = usageNotification(ctx, p, domain.NotifyUsageExhausted, e.ValueKey, e.Usage, e.At)
-			n.Subject = fmt.Sprintf("Usage limit policy %s: %s is exhausted (%s of %s)",
-				usagePolicyLabel(p), e.ValueKey, usageNum(e.Usage), usageNum(e.CreditLimit))
-			n.Data["credit_limit"] = usageNum(e.CreditLimit)
-		default:
-			continue
-		}
-		if err := notify(ctx, d, n); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		recs, err := d.Store.ReadStream(ctx, domain.Stream(domain.NotificationPrefix, n.NotificationID), eventstore.Backwards, eventstore.StreamEnd, 1)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if len(recs) == 1 && recs[0].Position > res.Position {
-			res.Position = recs[0].Position
+		if a, ok := policyAlert(ev); ok {
+			notes = append(notes, policyNotification(&p, a))
 		}
 	}
-	return errors.Join(errs...)
+	return recordNotifications(ctx, d, notes, res)
 }
 
-func usageNotification(ctx context.Context, p domain.UsageLimitPolicy, kind, valueKey string, usage float64, at time.Time) domain.NotificationRecorded {
-	id := NewID(ctx, "notification:"+kind+":"+p.ID+":"+valueKey)
-	return domain.NotificationRecorded{NotificationID: id, OrganisationID: p.OrganisationID,
-		WorkspaceID: p.WorkspaceID, Kind: kind, Recipients: domain.UsageAlertRecipients(p.WorkspaceID),
-		ResourceType: domain.UsageLimitPolicyPrefix, ResourceID: p.ID,
-		Data: map[string]string{"policy_id": p.ID, "value_key": valueKey, "current_usage": usageNum(usage), "type": p.Type},
-		At:   at}
+// policyAlert is the alert that an event of a usage-limit policy is, if it is one; its sub is
+// the entity's value key.
+func policyAlert(ev domain.Event) (budgetAlert, bool) {
+	switch e := ev.(type) {
+	case domain.UsageLimitPolicyThresholdReached:
+		return budgetAlert{kind: domain.NotifyUsageThreshold, sub: e.ValueKey, usage: e.Usage, limit: e.AlertThreshold, at: e.At}, true
+	case domain.UsageLimitPolicyEntityExhausted:
+		return budgetAlert{kind: domain.NotifyUsageExhausted, sub: e.ValueKey, usage: e.Usage, limit: e.CreditLimit, at: e.At}, true
+	}
+	return budgetAlert{}, false
+}
+
+// policyNotification is the notification of alert a of policy p, as the alert left p.
+func policyNotification(p *domain.UsageLimitPolicy, a budgetAlert) domain.NotificationRecorded {
+	period := p.EntityPeriod(a.sub)
+	n := domain.NotificationRecorded{
+		NotificationID: budgetNotificationID(a.kind, domain.UsageLimitPolicyPrefix, p.ID, a.sub, period, a.limit),
+		OrganisationID: p.OrganisationID, WorkspaceID: p.WorkspaceID, Kind: a.kind,
+		Recipients: budgetRecipients(p.WorkspaceID), ResourceType: domain.UsageLimitPolicyPrefix, ResourceID: p.ID,
+		Data: map[string]string{"policy_id": p.ID, "value_key": a.sub, "current_usage": usageNum(a.usage), "type": p.Type,
+			"period": period},
+		At: a.at}
+	if a.kind == domain.NotifyUsageThreshold {
+		n.Subject = fmt.Sprintf("Usage limit policy %s: %s reached its alert threshold (%s of %s)",
+			usagePolicyLabel(*p), a.sub, usageNum(a.usage), usageNum(a.limit))
+		n.Data["alert_threshold"] = usageNum(a.limit)
+	} else {
+		n.Subject = fmt.Sprintf("Usage limit policy %s: %s is exhausted (%s of %s)",
+			usagePolicyLabel(*p), a.sub, usageNum(a.usage), usageNum(a.limit))
+		n.Data["credit_limit"] = usageNum(a.limit)
+	}
+	return n
 }
 
 func usagePolicyLabel(p domain.UsageLimitPolicy) string {

@@ -70,6 +70,8 @@ type APIKey struct {
 	LastResetAt        *time.Time      `json:"last_reset_at"`
 	CreatedAt          time.Time       `json:"created_at"`
 	LastUpdatedAt      time.Time       `json:"last_updated_at"`
+	// UsageResets counts the usage resets so far: it names the usage period (UsagePeriod).
+	UsageResets int `json:"usage_resets,omitempty"`
 
 	// The hashes never leave the process in an answer or an audit view.
 	Hash               string     `json:"-"`
@@ -138,18 +140,24 @@ type APIKeyDeleted struct {
 	At    time.Time `json:"at"`
 }
 
-// APIKeyUsageReset zeroes the key's usage (manually, or at its periodic reset).
+// APIKeyUsageReset zeroes the key's usage and starts a new usage period (manually, or at its
+// periodic reset). A Scheduled reset also moves the next reset to NextUsageResetAt (nil: none);
+// a manual one leaves the schedule as it is.
 type APIKeyUsageReset struct {
-	KeyID string    `json:"key_id"`
-	At    time.Time `json:"at"`
+	KeyID            string     `json:"key_id"`
+	Scheduled        bool       `json:"scheduled,omitempty"`
+	NextUsageResetAt *time.Time `json:"next_usage_reset_at,omitempty"`
+	At               time.Time  `json:"at"`
 }
 
 // APIKeyExhausted: the key's usage reached its credit limit; the gateway refuses it until the
-// limit is raised or its usage is reset.
+// limit is raised or its usage is reset. CreditLimit is the limit it reached (zero in events
+// recorded before the field existed).
 type APIKeyExhausted struct {
-	KeyID string    `json:"key_id"`
-	Usage float64   `json:"usage"`
-	At    time.Time `json:"at"`
+	KeyID       string    `json:"key_id"`
+	Usage       float64   `json:"usage"`
+	CreditLimit float64   `json:"credit_limit,omitempty"`
+	At          time.Time `json:"at"`
 }
 
 // APIKeyUsageThresholdReached: the key's usage reached its alert threshold; it is alerted
@@ -250,6 +258,10 @@ func (k *APIKey) Apply(e Event) {
 		k.Status, k.LastUpdatedAt = KeyDeleted, e.At
 	case APIKeyUsageReset:
 		k.CurrentUsage, k.ThresholdAlertSent, k.ExhaustedAlertSent = 0, false, false
+		k.UsageResets++
+		if e.Scheduled && k.UsageLimits != nil {
+			k.UsageLimits = withNextReset(k.UsageLimits, e.NextUsageResetAt)
+		}
 		at := e.At
 		k.LastResetAt = &at
 		if k.Status == KeyExhausted {
@@ -567,6 +579,50 @@ func (k *APIKey) ResetUsage(now time.Time) ([]Event, error) {
 		return nil, Errorf(CodeNotFound, "api key not found")
 	}
 	return []Event{APIKeyUsageReset{KeyID: k.ID, At: now}}, nil
+}
+
+// UsagePeriod names the key's current usage period: the number of its usage resets so far.
+func (k *APIKey) UsagePeriod() string { return usagePeriod(k.UsageResets) }
+
+// UsageReached decides what usage, as the ledger counted it in period, does to the key: the
+// alert threshold is alerted once per period, and the key is exhausted at its credit limit
+// when it is not already. A report about an earlier period (the usage was reset since), or
+// about a deleted or expired key, decides nothing.
+func (k *APIKey) UsageReached(period string, usage float64, now time.Time) ([]Event, error) {
+	if err := validateUsage(usage); err != nil {
+		return nil, err
+	}
+	if !k.Exists() || k.StatusAt(now) == KeyExpired || period != k.UsagePeriod() {
+		return nil, nil
+	}
+	threshold, exhaust := budgetAlertsDue(k.UsageLimits, k.ThresholdAlertSent, k.Status == KeyExhausted, usage)
+	var events []Event
+	if threshold {
+		events = append(events, APIKeyUsageThresholdReached{KeyID: k.ID, Usage: usage,
+			AlertThreshold: *k.UsageLimits.AlertThreshold, At: now})
+	}
+	if exhaust {
+		events = append(events, APIKeyExhausted{KeyID: k.ID, Usage: usage, CreditLimit: *k.UsageLimits.CreditLimit, At: now})
+	}
+	return events, nil
+}
+
+// UsageResetDue reports whether the key's periodic usage reset has come at now.
+func (k *APIKey) UsageResetDue(now time.Time) bool {
+	due, _ := scheduledReset(k.UsageLimits, now)
+	return k.Exists() && due
+}
+
+// ResetUsageIfDue decides the key's periodic usage reset once its next_usage_reset_at has
+// passed: a new period starts from zero, an exhausted key is active again, and the next reset
+// is a period later (periods missed are skipped). Before then, or without a schedule, it
+// decides nothing, so a worker that repeats itself resets once.
+func (k *APIKey) ResetUsageIfDue(now time.Time) ([]Event, error) {
+	due, next := scheduledReset(k.UsageLimits, now)
+	if !k.Exists() || !due {
+		return nil, nil
+	}
+	return []Event{APIKeyUsageReset{KeyID: k.ID, Scheduled: true, NextUsageResetAt: next, At: now}}, nil
 }
 
 func validateScopes(scopes []string, keyType string) error {

@@ -38,7 +38,8 @@ import (
 //	AB07  request_timeout is not a whole number of milliseconds from 1 to 3600000
 //	AB08  a target has neither provider, virtual_key nor targets
 //	AB09  cache is not an object, cache.mode is not simple or semantic, or cache.max_age is
-//	      not a whole number of seconds from 1 to 31536000
+//	      not a whole number of seconds from 1 to 31536000; a valid cache is refused as not
+//	      supported yet
 //	AB10  override_params is not an object, or holds more than 128 parameters
 //	AB11  targets are nested more than 5 deep
 //	AB12  a saved config holds a credential (api_key, aws_access_key_id,
@@ -500,7 +501,9 @@ func parseCache(obj map[string]any, path string, t *Target) error {
 		}
 		t.Cache.MaxAge = int(n)
 	}
-	return nil
+	// The gateway does not cache yet: a config that asks for it is refused rather than
+	// served uncached in silence.
+	return configError(ConfigErrCache, p, "%s is not supported yet: Causeway does not cache answers; remove %s from the config", p, p)
 }
 
 func statusCodes(v any, p string) ([]int, error) {

@@ -69,6 +69,8 @@ func TestParseGatewayConfigErrors(t *testing.T) {
 		{"cache mode", `{"cache":{"mode":"lru"}}`, "AB09", "cache.mode"},
 		{"cache max age 0", `{"cache":{"mode":"simple","max_age":0}}`, "AB09", "cache.max_age"},
 		{"cache max age over a year", `{"cache":{"mode":"simple","max_age":31536001}}`, "AB09", "cache.max_age"},
+		{"a valid cache, not supported yet", `{"cache":{"mode":"semantic","max_age":31536000}}`, "AB09", "cache"},
+		{"a nested cache, not supported yet", `{"strategy":{"mode":"single"},"targets":[{"provider":"openai","api_key":"k","cache":{"mode":"simple"}}]}`, "AB09", "targets[0].cache"},
 		{"override params a string", `{"override_params":"gpt-4o"}`, "AB10", "override_params"},
 		{"129 override params", `{"override_params":{` + func() string {
 			var b strings.Builder
@@ -104,7 +106,7 @@ func TestParseGatewayConfigErrors(t *testing.T) {
 		})
 	}
 	for _, ok := range []string{deep(5), targets(100), `{"retry":{"attempts":0}}`, `{"retry":{"attempts":5.0}}`,
-		`{"request_timeout":1}`, `{"request_timeout":3600000}`, `{"cache":{"mode":"semantic","max_age":31536000}}`,
+		`{"request_timeout":1}`, `{"request_timeout":3600000}`,
 		`{"strategy":{"mode":"loadbalance"},"targets":[{"provider":"@a","weight":0},{"provider":"@b"}]}`,
 		`{"retry":{"attempts":1,"on_status_codes":[100,599]}}`, `{}`} {
 		_, err := ParseGatewayConfig([]byte(ok))
@@ -117,7 +119,6 @@ func TestParseGatewayConfigReadsEveryField(t *testing.T) {
 		"strategy": {"mode": "fallback", "on_status_codes": [429, 503]},
 		"retry": {"attempts": 3, "on_status_codes": [429]},
 		"request_timeout": 30000,
-		"cache": {"mode": "semantic", "max_age": 60},
 		"override_params": {"temperature": 0.2, "max_tokens": 100},
 		"forward_headers": ["x-team"],
 		"strict_openai_compliance": false,
@@ -132,7 +133,7 @@ func TestParseGatewayConfigReadsEveryField(t *testing.T) {
 	assert.Equal(t, &Strategy{Mode: StrategyFallback, OnStatusCodes: []int{429, 503}}, cfg.Strategy)
 	assert.Equal(t, &Retry{Attempts: 3, OnStatusCodes: []int{429}}, cfg.Retry)
 	assert.Equal(t, 30000, cfg.RequestTimeout)
-	assert.Equal(t, &Cache{Mode: CacheSemantic, MaxAge: 60}, cfg.Cache)
+	assert.Nil(t, cfg.Cache)
 	assert.Equal(t, map[string]any{"temperature": 0.2, "max_tokens": int64(100)}, cfg.OverrideParams)
 	assert.Equal(t, []string{"x-team"}, cfg.ForwardHeaders)
 	require.NotNil(t, cfg.StrictOpenAICompliance)

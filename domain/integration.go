@@ -39,12 +39,27 @@ type Integration struct {
 }
 
 // IntegrationWorkspace is one workspace's access to an integration, with the limits that
-// apply to its use there (at most one of each, as the reference says).
+// apply to its use there (at most one of each, as the reference says), and the state of its
+// usage budget. An update sets the access and limits; the budget state is folded from the
+// usage events only (an update's entries never carry it, and the fold keeps it).
 type IntegrationWorkspace struct {
 	ID          string        `json:"id"`
 	Enabled     bool          `json:"enabled"`
 	UsageLimits []UsageLimits `json:"usage_limits"`
 	RateLimits  []RateLimit   `json:"rate_limits"`
+	IntegrationWorkspaceBudget
+}
+
+// IntegrationWorkspaceBudget is the state of an integration workspace's usage budget: the
+// usage its last alert recorded, the alerts sent this period (each once until reset), whether
+// it is exhausted, and the usage resets so far, which name its usage period.
+type IntegrationWorkspaceBudget struct {
+	CurrentUsage       float64    `json:"current_usage,omitempty"`
+	ThresholdAlertSent bool       `json:"is_threshold_alerts_sent,omitempty"`
+	ExhaustedAlertSent bool       `json:"is_exhausted_alerts_sent,omitempty"`
+	BudgetExhausted    bool       `json:"budget_exhausted,omitempty"`
+	UsageResets        int        `json:"usage_resets,omitempty"`
+	LastResetAt        *time.Time `json:"last_reset_at,omitempty"`
 }
 
 type IntegrationCreated struct {
@@ -94,7 +109,9 @@ func (IntegrationArchived) EventType() string          { return "IntegrationArch
 
 func integrationModule() module {
 	return module{prefix: IntegrationPrefix, aggregate: func() Aggregate { return &Integration{} },
-		events: []Event{IntegrationCreated{}, IntegrationUpdated{}, IntegrationWorkspacesUpdated{}, IntegrationArchived{}}}
+		events: []Event{IntegrationCreated{}, IntegrationUpdated{}, IntegrationWorkspacesUpdated{}, IntegrationArchived{},
+			IntegrationWorkspaceUsageThresholdReached{}, IntegrationWorkspaceBudgetExhausted{},
+			IntegrationWorkspaceBudgetReactivated{}, IntegrationWorkspaceUsageAlertsReset{}, IntegrationWorkspaceUsageReset{}}}
 }
 
 func (i *Integration) Apply(e Event) {
@@ -128,11 +145,14 @@ func (i *Integration) Apply(e Event) {
 			ws = map[string]IntegrationWorkspace{}
 		}
 		for _, w := range e.Workspaces {
+			w.IntegrationWorkspaceBudget = ws[w.ID].IntegrationWorkspaceBudget
 			ws[w.ID] = w
 		}
 		i.Workspaces, i.LastUpdatedAt = ws, e.At
 	case IntegrationArchived:
 		i.Status, i.LastUpdatedAt = StatusArchived, e.At
+	default:
+		i.applyUsage(e)
 	}
 }
 
@@ -250,7 +270,10 @@ func (i *Integration) Update(c UpdateIntegration, seal SealFunc, now time.Time) 
 const MaxIntegrationWorkspaces = 1000
 
 // UpdateWorkspaces decides a bulk update of workspace access: each entry replaces that
-// workspace's access and limits. A workspace integration serves its own workspace only.
+// workspace's access and limits (its budget state stays). A workspace integration serves its
+// own workspace only. A periodic reset without next_usage_reset_at keeps its next reset when
+// its schedule is unchanged, else starts its first period now. New limits reset alerts and
+// reactivate an exhausted budget as the specification says (3; accessBudgetChanged).
 func (i *Integration) UpdateWorkspaces(entries []IntegrationWorkspace, now time.Time) ([]Event, error) {
 	if !i.Exists() {
 		return nil, Errorf(CodeNotFound, "integration not found")
@@ -291,9 +314,15 @@ func (i *Integration) UpdateWorkspaces(entries []IntegrationWorkspace, now time.
 				return nil, err
 			}
 		}
+		w.IntegrationWorkspaceBudget = IntegrationWorkspaceBudget{}
+		w.UsageLimits = i.normaliseAccessLimits(w, now)
 		out = append(out, w)
 	}
-	return []Event{IntegrationWorkspacesUpdated{IntegrationID: i.ID, Workspaces: out, At: now}}, nil
+	events := []Event{IntegrationWorkspacesUpdated{IntegrationID: i.ID, Workspaces: out, At: now}}
+	for _, w := range out {
+		events = append(events, i.accessBudgetChanged(w, now)...)
+	}
+	return events, nil
 }
 
 // Archive decides the deletion of an integration. Its providers stay, and are refused by the

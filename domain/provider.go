@@ -47,6 +47,14 @@ type Provider struct {
 	CreatedBy      string            `json:"created_by,omitempty"`
 	CreatedAt      time.Time         `json:"created_at"`
 	LastUpdatedAt  time.Time         `json:"last_updated_at"`
+	// The usage alerts sent this period: each is sent once until its alerts are reset.
+	ThresholdAlertSent bool `json:"is_threshold_alerts_sent"`
+	ExhaustedAlertSent bool `json:"is_exhausted_alerts_sent"`
+	// BudgetExhausted: usage reached the credit limit (ProviderBudgetExhausted) and neither a
+	// raised limit nor a reset has reactivated the budget since.
+	BudgetExhausted bool `json:"budget_exhausted,omitempty"`
+	// UsageResets counts the usage resets so far: it names the usage period (UsagePeriod).
+	UsageResets int `json:"usage_resets,omitempty"`
 }
 
 // Provider status values beyond active and archived, as a reader sees them (StatusAt).
@@ -92,9 +100,50 @@ type ProviderUpdated struct {
 	At               time.Time         `json:"at"`
 }
 
-// ProviderUsageReset zeroes the provider's usage (reset_usage on update).
+// ProviderUsageReset zeroes the provider's usage and starts a new usage period (reset_usage on
+// update, or its periodic reset). A Scheduled reset also moves the next reset to
+// NextUsageResetAt (nil: none); a manual one leaves the schedule as it is.
 type ProviderUsageReset struct {
+	ProviderID       string     `json:"provider_id"`
+	Scheduled        bool       `json:"scheduled,omitempty"`
+	NextUsageResetAt *time.Time `json:"next_usage_reset_at,omitempty"`
+	At               time.Time  `json:"at"`
+}
+
+// ProviderUsageThresholdReached: the provider's usage reached its alert threshold; it is
+// alerted once until its alerts are reset.
+type ProviderUsageThresholdReached struct {
+	ProviderID     string    `json:"provider_id"`
+	Usage          float64   `json:"usage"`
+	AlertThreshold float64   `json:"alert_threshold"`
+	At             time.Time `json:"at"`
+}
+
+// ProviderBudgetExhausted: the provider's usage reached its credit limit; the gateway refuses
+// it until the limit is raised above the usage or its usage is reset.
+type ProviderBudgetExhausted struct {
+	ProviderID  string    `json:"provider_id"`
+	Usage       float64   `json:"usage"`
+	CreditLimit float64   `json:"credit_limit"`
+	At          time.Time `json:"at"`
+}
+
+// ProviderBudgetReactivated: an exhausted provider is active again, its credit limit raised
+// above the usage it was exhausted at, or removed (Reason: ReactivatedCreditRaised,
+// ReactivatedLimitRemoved).
+type ProviderBudgetReactivated struct {
 	ProviderID string    `json:"provider_id"`
+	Reason     string    `json:"reason"`
+	At         time.Time `json:"at"`
+}
+
+// ProviderUsageAlertsReset clears the provider's sent alerts, so they are sent again when
+// reached (3: a raised credit limit resets both, a raised or removed threshold the threshold
+// alert).
+type ProviderUsageAlertsReset struct {
+	ProviderID string    `json:"provider_id"`
+	Threshold  bool      `json:"threshold"`
+	Exhausted  bool      `json:"exhausted"`
 	At         time.Time `json:"at"`
 }
 
@@ -108,10 +157,17 @@ func (ProviderCreated) EventType() string    { return "ProviderCreated" }
 func (ProviderUpdated) EventType() string    { return "ProviderUpdated" }
 func (ProviderUsageReset) EventType() string { return "ProviderUsageReset" }
 func (ProviderArchived) EventType() string   { return "ProviderArchived" }
+func (ProviderUsageThresholdReached) EventType() string {
+	return "ProviderUsageThresholdReached"
+}
+func (ProviderBudgetExhausted) EventType() string   { return "ProviderBudgetExhausted" }
+func (ProviderBudgetReactivated) EventType() string { return "ProviderBudgetReactivated" }
+func (ProviderUsageAlertsReset) EventType() string  { return "ProviderUsageAlertsReset" }
 
 func providerModule() module {
 	return module{prefix: ProviderPrefix, aggregate: func() Aggregate { return &Provider{} },
-		events: []Event{ProviderCreated{}, ProviderUpdated{}, ProviderUsageReset{}, ProviderArchived{}}}
+		events: []Event{ProviderCreated{}, ProviderUpdated{}, ProviderUsageReset{}, ProviderArchived{},
+			ProviderUsageThresholdReached{}, ProviderBudgetExhausted{}, ProviderBudgetReactivated{}, ProviderUsageAlertsReset{}}}
 }
 
 func (p *Provider) Apply(e Event) {
@@ -148,8 +204,23 @@ func (p *Provider) Apply(e Event) {
 	case ProviderUsageReset:
 		at := e.At
 		p.CurrentUsage, p.LastResetAt, p.LastUpdatedAt = 0, &at, e.At
+		p.ThresholdAlertSent, p.ExhaustedAlertSent, p.BudgetExhausted = false, false, false
+		p.UsageResets++
+		if e.Scheduled && p.UsageLimits != nil {
+			p.UsageLimits = withNextReset(p.UsageLimits, e.NextUsageResetAt)
+		}
 	case ProviderArchived:
 		p.Status, p.LastUpdatedAt = StatusArchived, e.At
+	case ProviderUsageThresholdReached:
+		p.CurrentUsage, p.ThresholdAlertSent, p.LastUpdatedAt = e.Usage, true, e.At
+	case ProviderBudgetExhausted:
+		p.CurrentUsage, p.BudgetExhausted, p.ExhaustedAlertSent, p.LastUpdatedAt = e.Usage, true, true, e.At
+	case ProviderBudgetReactivated:
+		p.BudgetExhausted, p.LastUpdatedAt = false, e.At
+	case ProviderUsageAlertsReset:
+		p.ThresholdAlertSent = p.ThresholdAlertSent && !e.Threshold
+		p.ExhaustedAlertSent = p.ExhaustedAlertSent && !e.Exhausted
+		p.LastUpdatedAt = e.At
 	}
 }
 
@@ -157,13 +228,16 @@ func (p *Provider) Apply(e Event) {
 func (p *Provider) Exists() bool { return p.ID != "" && p.Status != StatusArchived }
 
 // StatusAt is the provider's status as a reader at now sees it: expired once expires_at has
-// passed, exhausted once its usage reached its credit limit.
+// passed, exhausted from its ProviderBudgetExhausted until reactivated or reset, and (as
+// before that event existed) whenever its recorded usage is at its credit limit.
 func (p *Provider) StatusAt(now time.Time) string {
 	switch {
 	case p.Status != StatusActive:
 		return p.Status
 	case p.ExpiresAt != nil && !now.Before(*p.ExpiresAt):
 		return ProviderExpired
+	case p.BudgetExhausted:
+		return ProviderExhausted
 	case p.UsageLimits != nil && p.UsageLimits.CreditLimit != nil && p.CurrentUsage >= *p.UsageLimits.CreditLimit:
 		return ProviderExhausted
 	}
@@ -218,7 +292,9 @@ func (p *Provider) Create(c CreateProvider, seal SealFunc, now time.Time) ([]Eve
 	if err := ValidateProviderType("ai_provider_id", c.AIProviderID); err != nil {
 		return nil, err
 	}
-	set, err := NewConfigurationSet(c.AIProviderID, c.Key, c.Configurations, true, seal)
+	// A provider of an integration uses the integration's configurations, which met the
+	// type's requirements when the integration was created.
+	set, err := NewConfigurationSet(c.AIProviderID, c.Key, c.Configurations, c.IntegrationID == "", seal)
 	if err != nil {
 		return nil, err
 	}
@@ -321,9 +397,75 @@ func (p *Provider) Update(c UpdateProvider, seal SealFunc, now time.Time) ([]Eve
 		out = append(out, e)
 	}
 	if c.ResetUsage {
-		out = append(out, ProviderUsageReset{ProviderID: p.ID, At: now})
+		// The reset clears the alerts and the exhaustion itself.
+		return append(out, ProviderUsageReset{ProviderID: p.ID, At: now}), nil
 	}
-	return out, nil
+	return append(out, p.budgetChanged(e)...), nil
+}
+
+// budgetChanged decides what an update's usage limits do to the provider's budget (3): a
+// raised or removed credit limit resets both alerts, a raised or removed threshold the
+// threshold alert, and an exhausted provider is active again once its limit is removed or
+// raised above the usage it was exhausted at.
+func (p *Provider) budgetChanged(e ProviderUpdated) []Event {
+	if e.UsageLimits == nil && !e.ClearUsageLimits {
+		return nil
+	}
+	c := changeBudget(p.UsageLimits, e.UsageLimits, budgetState{thresholdSent: p.ThresholdAlertSent,
+		exhaustedSent: p.ExhaustedAlertSent, exhausted: p.BudgetExhausted, usage: p.CurrentUsage})
+	var out []Event
+	if c.reactivated != "" {
+		out = append(out, ProviderBudgetReactivated{ProviderID: p.ID, Reason: c.reactivated, At: e.At})
+	}
+	if c.resetThreshold || c.resetExhausted {
+		out = append(out, ProviderUsageAlertsReset{ProviderID: p.ID, Threshold: c.resetThreshold, Exhausted: c.resetExhausted, At: e.At})
+	}
+	return out
+}
+
+// UsagePeriod names the provider's current usage period: the number of its usage resets so
+// far.
+func (p *Provider) UsagePeriod() string { return usagePeriod(p.UsageResets) }
+
+// UsageReached decides what usage, as the ledger counted it in period, does to the provider:
+// the alert threshold is alerted once per period, and the provider is exhausted at its credit
+// limit when it is not already. A report about an earlier period, or about a deleted or
+// expired provider, decides nothing.
+func (p *Provider) UsageReached(period string, usage float64, now time.Time) ([]Event, error) {
+	if err := validateUsage(usage); err != nil {
+		return nil, err
+	}
+	if !p.Exists() || p.StatusAt(now) == ProviderExpired || period != p.UsagePeriod() {
+		return nil, nil
+	}
+	threshold, exhaust := budgetAlertsDue(p.UsageLimits, p.ThresholdAlertSent, p.BudgetExhausted, usage)
+	var events []Event
+	if threshold {
+		events = append(events, ProviderUsageThresholdReached{ProviderID: p.ID, Usage: usage,
+			AlertThreshold: *p.UsageLimits.AlertThreshold, At: now})
+	}
+	if exhaust {
+		events = append(events, ProviderBudgetExhausted{ProviderID: p.ID, Usage: usage, CreditLimit: *p.UsageLimits.CreditLimit, At: now})
+	}
+	return events, nil
+}
+
+// UsageResetDue reports whether the provider's periodic usage reset has come at now.
+func (p *Provider) UsageResetDue(now time.Time) bool {
+	due, _ := scheduledReset(p.UsageLimits, now)
+	return p.Exists() && due
+}
+
+// ResetUsageIfDue decides the provider's periodic usage reset once its next_usage_reset_at has
+// passed: a new period starts from zero, an exhausted provider is active again, and the next
+// reset is a period later (periods missed are skipped). Before then, or without a schedule,
+// it decides nothing, so a worker that repeats itself resets once.
+func (p *Provider) ResetUsageIfDue(now time.Time) ([]Event, error) {
+	due, next := scheduledReset(p.UsageLimits, now)
+	if !p.Exists() || !due {
+		return nil, nil
+	}
+	return []Event{ProviderUsageReset{ProviderID: p.ID, Scheduled: true, NextUsageResetAt: next, At: now}}, nil
 }
 
 func (e ProviderUpdated) empty() bool {

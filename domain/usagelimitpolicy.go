@@ -44,6 +44,9 @@ type UsageLimitPolicy struct {
 	OrganisationID    string      `json:"organisation_id"`
 	CreatedAt         time.Time   `json:"created_at"`
 	LastUpdatedAt     time.Time   `json:"last_updated_at"`
+	// PeriodResets counts the periodic resets so far; with an entity's own resets it names
+	// the entity's usage period (EntityPeriod).
+	PeriodResets int `json:"period_resets,omitempty"`
 	// Entities is replaced, never changed in place: read models hand out copies sharing it.
 	Entities map[string]UsageLimitEntity `json:"value_key_usage_map"`
 }
@@ -59,6 +62,8 @@ type UsageLimitEntity struct {
 	LastResetAt        *time.Time `json:"last_reset_at"`
 	CreatedAt          time.Time  `json:"created_at"`
 	LastUpdatedAt      time.Time  `json:"last_updated_at"`
+	// UsageResets counts the resets of this entity alone (UsageLimitPolicyEntityReset).
+	UsageResets int `json:"usage_resets,omitempty"`
 }
 
 // UsageEntityID is the stable id of a policy's entity: a name-based (version 5 layout) UUID
@@ -116,7 +121,7 @@ type UsageLimitPolicyUsageRecorded struct {
 }
 
 // UsageLimitPolicyThresholdReached: an entity's usage reached the alert threshold; it is
-// alerted once until its alerts are reset.
+// alerted once until its alerts are reset. Usage becomes the entity's current usage.
 type UsageLimitPolicyThresholdReached struct {
 	PolicyID       string    `json:"policy_id"`
 	ValueKey       string    `json:"value_key"`
@@ -126,7 +131,8 @@ type UsageLimitPolicyThresholdReached struct {
 }
 
 // UsageLimitPolicyEntityExhausted: an entity's usage reached the credit limit; the gateway
-// refuses its traffic until the limit is raised or its usage is reset.
+// refuses its traffic until the limit is raised or its usage is reset. Usage becomes the
+// entity's current usage.
 type UsageLimitPolicyEntityExhausted struct {
 	PolicyID    string    `json:"policy_id"`
 	ValueKey    string    `json:"value_key"`
@@ -217,11 +223,13 @@ func (p *UsageLimitPolicy) Apply(e Event) {
 		p.Status, p.LastUpdatedAt = StatusArchived, e.At
 	case UsageLimitPolicyUsageRecorded:
 		p.changeEntity(e.ValueKey, e.At, func(en *UsageLimitEntity) { en.CurrentUsage = addUsage(en.CurrentUsage, e.Amount) })
+	// The usage ledger reports usage with the alerts it causes, not request by request. (Before
+	// it, a UsageRecorded event with the same figure always came first: replays are unchanged.)
 	case UsageLimitPolicyThresholdReached:
-		p.changeEntity(e.ValueKey, e.At, func(en *UsageLimitEntity) { en.ThresholdAlertSent = true })
+		p.changeEntity(e.ValueKey, e.At, func(en *UsageLimitEntity) { en.CurrentUsage, en.ThresholdAlertSent = e.Usage, true })
 	case UsageLimitPolicyEntityExhausted:
 		p.changeEntity(e.ValueKey, e.At, func(en *UsageLimitEntity) {
-			en.Status, en.ExhaustedAlertSent = UsageEntityExhausted, true
+			en.CurrentUsage, en.Status, en.ExhaustedAlertSent = e.Usage, UsageEntityExhausted, true
 		})
 	case UsageLimitPolicyEntityReactivated:
 		p.changeEntity(e.ValueKey, e.At, func(en *UsageLimitEntity) { en.Status = UsageEntityActive })
@@ -231,9 +239,13 @@ func (p *UsageLimitPolicy) Apply(e Event) {
 			en.ExhaustedAlertSent = en.ExhaustedAlertSent && !e.Exhausted
 		})
 	case UsageLimitPolicyEntityReset:
-		p.changeEntity(e.ValueKey, e.At, func(en *UsageLimitEntity) { en.reset(e.At) })
+		p.changeEntity(e.ValueKey, e.At, func(en *UsageLimitEntity) {
+			en.reset(e.At)
+			en.UsageResets++
+		})
 	case UsageLimitPolicyPeriodReset:
 		p.changeEveryEntity(e.At, func(en *UsageLimitEntity) { en.reset(e.At) })
+		p.PeriodResets++
 		at := e.At
 		p.LastResetAt, p.NextUsageResetAt, p.LastUpdatedAt = &at, e.NextUsageResetAt, e.At
 	}
@@ -532,11 +544,8 @@ func (p *UsageLimitPolicy) RecordUsage(valueKey string, amount float64, now time
 	if !p.Active() {
 		return nil, Errorf(CodeNotFound, "usage limit policy not found")
 	}
-	if strings.TrimSpace(valueKey) == "" {
-		return nil, Invalid("value_key", "value_key is required")
-	}
-	if n := utf8.RuneCountInString(valueKey); n > MaxValueKeyLength {
-		return nil, Invalid("value_key", "value_key must be at most %d characters (got %d)", MaxValueKeyLength, n)
+	if err := validateValueKey(valueKey); err != nil {
+		return nil, err
 	}
 	if amount < 0 || !finite(amount) {
 		return nil, Invalid("amount", "amount must be a number of at least 0 (got %v)", amount)
@@ -562,6 +571,57 @@ func (p *UsageLimitPolicy) ResetEntity(ref string, now time.Time) ([]Event, erro
 		return nil, &Error{Code: CodeNotFound, Param: "entityId", Message: fmt.Sprintf("entity %q not found in this policy", ref)}
 	}
 	return []Event{UsageLimitPolicyEntityReset{PolicyID: p.ID, ValueKey: en.ValueKey, At: now}}, nil
+}
+
+// ResetEntityByValueKey decides the reset of the entity of valueKey, a value key the caller
+// resolved (the usage ledger may count entities the policy has not seen yet): an entity the
+// policy has no record of is reset all the same, which creates it with zero usage.
+func (p *UsageLimitPolicy) ResetEntityByValueKey(valueKey string, now time.Time) ([]Event, error) {
+	if !p.Active() {
+		return nil, Errorf(CodeNotFound, "usage limit policy not found")
+	}
+	if err := validateValueKey(valueKey); err != nil {
+		return nil, err
+	}
+	return []Event{UsageLimitPolicyEntityReset{PolicyID: p.ID, ValueKey: valueKey, At: now}}, nil
+}
+
+func validateValueKey(valueKey string) error {
+	if strings.TrimSpace(valueKey) == "" {
+		return Invalid("value_key", "value_key is required")
+	}
+	if n := utf8.RuneCountInString(valueKey); n > MaxValueKeyLength {
+		return Invalid("value_key", "value_key must be at most %d characters (got %d)", MaxValueKeyLength, n)
+	}
+	return nil
+}
+
+// EntityPeriod names the current usage period of the entity of valueKey: the policy's
+// periodic resets and the entity's own resets so far, as "<policy resets>.<entity resets>"
+// (an entity the policy has not seen has no resets of its own).
+func (p *UsageLimitPolicy) EntityPeriod(valueKey string) string {
+	return usagePeriod(p.PeriodResets) + "." + usagePeriod(p.Entities[valueKey].UsageResets)
+}
+
+// UsageReached decides what usage by the entity of valueKey, as the ledger counted it in
+// period, does to it: the alert threshold is alerted once per period, and the entity is
+// exhausted at the credit limit (an entity the policy has not seen is created by its first
+// alert). A report about an earlier period, or about an archived policy, decides nothing.
+func (p *UsageLimitPolicy) UsageReached(valueKey, period string, usage float64, now time.Time) ([]Event, error) {
+	if err := validateValueKey(valueKey); err != nil {
+		return nil, err
+	}
+	if err := validateUsage(usage); err != nil {
+		return nil, err
+	}
+	if !p.Active() || period != p.EntityPeriod(valueKey) {
+		return nil, nil
+	}
+	en, ok := p.Entities[valueKey]
+	if !ok {
+		en = UsageLimitEntity{ValueKey: valueKey, Status: UsageEntityActive}
+	}
+	return p.alerts(en, usage, now), nil
 }
 
 // ResetPeriod decides the periodic reset: once next_usage_reset_at has passed, every

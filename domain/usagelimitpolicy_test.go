@@ -304,7 +304,7 @@ func TestResetEntity(t *testing.T) {
 	}
 	en := p.Entities[ulpKeyA]
 	assert.Equal(t, UsageLimitEntity{ID: UsageEntityID(ulpID, ulpKeyA), ValueKey: ulpKeyA, Status: UsageEntityActive,
-		LastResetAt: &ulpT1, CreatedAt: ulpT0, LastUpdatedAt: ulpT1}, en, "a reset entity is active, at zero, with no alerts sent")
+		LastResetAt: &ulpT1, UsageResets: 1, CreatedAt: ulpT0, LastUpdatedAt: ulpT1}, en, "a reset entity is active, at zero, with no alerts sent")
 }
 
 func TestResetPeriod(t *testing.T) {

@@ -32,6 +32,11 @@ type Workspace struct {
 	BudgetExhausted   bool           `json:"budget_exhausted"`
 	// ExhaustedLimit is the type (cost or tokens) of the usage limit that was exhausted.
 	ExhaustedLimit string `json:"exhausted_limit,omitempty"`
+	// ThresholdAlertsSent lists, sorted, the limit types whose alert threshold was alerted this
+	// period; each is alerted once until its alert is reset.
+	ThresholdAlertsSent []string `json:"threshold_alerts_sent,omitempty"`
+	// UsageResets counts the usage resets so far: it names the usage period (UsagePeriod).
+	UsageResets int `json:"usage_resets,omitempty"`
 	// Security holds only the settings the workspace overrides; the rest inherit the
 	// organisation's (SecurityOverrides.Over).
 	Security SecurityOverrides `json:"security_settings"`
@@ -92,7 +97,7 @@ func (WorkspaceMemberRemoved) EventType() string { return "WorkspaceMemberRemove
 func workspaceEvents() []Event {
 	return []Event{WorkspaceCreated{}, WorkspaceArchived{}, WorkspaceRestored{}, WorkspaceMemberAdded{},
 		WorkspaceMemberRemoved{}, WorkspaceUpdated{}, WorkspaceSecurityUpdated{}, WorkspaceBudgetExhausted{},
-		WorkspaceBudgetReactivated{}, WorkspaceUsageReset{}}
+		WorkspaceBudgetReactivated{}, WorkspaceUsageReset{}, WorkspaceUsageThresholdReached{}, WorkspaceUsageAlertsReset{}}
 }
 
 func workspaceModule() module {

@@ -67,11 +67,33 @@ type WorkspaceUsageReset struct {
 	At               time.Time  `json:"at"`
 }
 
+// WorkspaceUsageThresholdReached: the workspace's usage of LimitType reached that limit's
+// alert threshold; it is alerted once per period until its alert is reset.
+type WorkspaceUsageThresholdReached struct {
+	WorkspaceID    string    `json:"workspace_id"`
+	LimitType      string    `json:"limit_type"`
+	Usage          float64   `json:"usage"`
+	AlertThreshold float64   `json:"alert_threshold"`
+	At             time.Time `json:"at"`
+}
+
+// WorkspaceUsageAlertsReset clears the sent threshold alert of LimitType, so that it is sent
+// again when reached (3: its credit limit or alert threshold was raised, or removed).
+type WorkspaceUsageAlertsReset struct {
+	WorkspaceID string    `json:"workspace_id"`
+	LimitType   string    `json:"limit_type"`
+	At          time.Time `json:"at"`
+}
+
 func (WorkspaceUpdated) EventType() string           { return "WorkspaceUpdated" }
 func (WorkspaceSecurityUpdated) EventType() string   { return "WorkspaceSecurityUpdated" }
 func (WorkspaceBudgetExhausted) EventType() string   { return "WorkspaceBudgetExhausted" }
 func (WorkspaceBudgetReactivated) EventType() string { return "WorkspaceBudgetReactivated" }
 func (WorkspaceUsageReset) EventType() string        { return "WorkspaceUsageReset" }
+func (WorkspaceUsageThresholdReached) EventType() string {
+	return "WorkspaceUsageThresholdReached"
+}
+func (WorkspaceUsageAlertsReset) EventType() string { return "WorkspaceUsageAlertsReset" }
 
 // applyMore folds the workspace events beyond creation, archival and membership: updates,
 // usage resets and budget transitions. Slices and maps are replaced, never changed in place.
@@ -106,6 +128,21 @@ func (w *Workspace) applyMore(e Event) {
 	case WorkspaceUsageReset:
 		at := e.At
 		w.CurrentUsage, w.LastResetAt, w.NextUsageResetAt, w.LastUpdatedAt = 0, &at, e.NextUsageResetAt, e.At
+		w.ThresholdAlertsSent = nil
+		w.UsageResets++
+	case WorkspaceUsageThresholdReached:
+		if !slices.Contains(w.ThresholdAlertsSent, e.LimitType) {
+			sent := append(slices.Clone(w.ThresholdAlertsSent), e.LimitType)
+			slices.Sort(sent)
+			w.ThresholdAlertsSent = sent
+		}
+		w.LastUpdatedAt = e.At
+	case WorkspaceUsageAlertsReset:
+		sent := slices.DeleteFunc(slices.Clone(w.ThresholdAlertsSent), func(t string) bool { return t == e.LimitType })
+		if len(sent) == 0 {
+			sent = nil
+		}
+		w.ThresholdAlertsSent, w.LastUpdatedAt = sent, e.At
 	}
 }
 
@@ -176,7 +213,30 @@ func (w *Workspace) Update(c UpdateWorkspace, now time.Time) ([]Event, error) {
 	if reason := w.reactivatedBy(ev.UsageLimits); reason != "" {
 		events = append(events, WorkspaceBudgetReactivated{WorkspaceID: w.ID, Reason: reason, At: now})
 	}
+	for _, typ := range w.thresholdAlertsReset(ev.UsageLimits) {
+		events = append(events, WorkspaceUsageAlertsReset{WorkspaceID: w.ID, LimitType: typ, At: now})
+	}
 	return events, nil
+}
+
+// thresholdAlertsReset lists the limit types whose sent threshold alert new usage limits reset
+// (3): the limit's credit limit or alert threshold was raised, or removed.
+func (w *Workspace) thresholdAlertsReset(limits *[]UsageLimits) []string {
+	if limits == nil {
+		return nil
+	}
+	var out []string
+	for _, typ := range w.ThresholdAlertsSent {
+		old, hadOld := w.usageLimit(w.UsageLimits, typ)
+		updated, has := w.usageLimit(*limits, typ)
+		switch {
+		case !hadOld || !has,
+			*updated.CreditLimit > *old.CreditLimit,
+			old.AlertThreshold != nil && (updated.AlertThreshold == nil || *updated.AlertThreshold > *old.AlertThreshold):
+			out = append(out, typ)
+		}
+	}
+	return out
 }
 
 // reactivatedBy says why new usage limits reactivate an exhausted budget, or "" when they
@@ -254,6 +314,49 @@ func (w *Workspace) ResetUsage(now time.Time) ([]Event, error) {
 	events := []Event{WorkspaceUsageReset{WorkspaceID: w.ID, PreviousUsage: w.CurrentUsage, NextUsageResetAt: next, At: now}}
 	if w.BudgetExhausted {
 		events = append(events, WorkspaceBudgetReactivated{WorkspaceID: w.ID, Reason: ReactivatedUsageWasReset, At: now})
+	}
+	return events, nil
+}
+
+// ResetUsageIfDue decides the workspace's periodic usage reset once its next_usage_reset_at
+// has passed (ResetUsage); before then, or without a schedule, it decides nothing, so a worker
+// that repeats itself resets once. An archived workspace is not reset.
+func (w *Workspace) ResetUsageIfDue(now time.Time) ([]Event, error) {
+	if !w.Active() || w.NextUsageResetAt == nil || now.Before(*w.NextUsageResetAt) {
+		return nil, nil
+	}
+	return w.ResetUsage(now)
+}
+
+// UsagePeriod names the workspace's current usage period, which both of its limit types
+// share: the number of its usage resets so far.
+func (w *Workspace) UsagePeriod() string { return usagePeriod(w.UsageResets) }
+
+// UsageReached decides what usage of limitType (cost or tokens), as the ledger counted it in
+// period, does to the workspace: that limit's alert threshold is alerted once per period, and
+// the budget is exhausted at its credit limit when it is not already. A report about an
+// earlier period, about a limit the workspace no longer has, or about an archived workspace
+// decides nothing.
+func (w *Workspace) UsageReached(period, limitType string, usage float64, now time.Time) ([]Event, error) {
+	if limitType != UsageCost && limitType != UsageTokens {
+		return nil, Invalid("limit_type", "limit_type must be cost or tokens (got %q)", limitType)
+	}
+	if err := validateUsage(usage); err != nil {
+		return nil, err
+	}
+	limit, ok := w.usageLimit(w.UsageLimits, limitType)
+	if !w.Active() || period != w.UsagePeriod() || !ok {
+		return nil, nil
+	}
+	threshold, exhaust := budgetAlertsDue(&limit, slices.Contains(w.ThresholdAlertsSent, limitType), w.BudgetExhausted, usage)
+	var events []Event
+	if threshold {
+		events = append(events, WorkspaceUsageThresholdReached{WorkspaceID: w.ID, LimitType: limitType, Usage: usage,
+			AlertThreshold: *limit.AlertThreshold, At: now})
+	}
+	if exhaust {
+		events = append(events, WorkspaceBudgetExhausted{WorkspaceID: w.ID, LimitType: limitType, CreditLimit: *limit.CreditLimit,
+			CurrentUsage: usage, At: now})
 	}
 	return events, nil
 }

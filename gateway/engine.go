@@ -1,11 +1,13 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -29,6 +31,11 @@ type Plan struct {
 	Override map[string]any // override_params, inherited by nested plans unless they set the key
 	Retry    Retry
 	Timeout  time.Duration // request_timeout; zero: none beyond the client's
+
+	// Admit, when set on a leaf, is asked once before the leaf is first tried, with its path:
+	// the leaf's own limits and budgets (a managed provider's). A refusal moves a fallback on,
+	// as an unreachable target does, and is the answer when no other target serves.
+	Admit func(path string) error
 }
 
 // Retry retries a target on the given statuses (or when it cannot be reached), with
@@ -45,7 +52,10 @@ var DefaultRetryStatuses = []int{429, 500, 502, 503, 504}
 type Outcome struct {
 	Response *providers.Response
 	Stream   providers.Stream
-	Target   providers.Target
+	// Raw is a pass-through answer, to be copied to the client unchanged (its body is the
+	// caller's to close).
+	Raw    *http.Response
+	Target providers.Target
 	// Path names the target that served, as indexes down the plan ("1.0": the first target of
 	// the second); it goes back in the x-gateway-target header.
 	Path    string
@@ -61,6 +71,9 @@ type Outcome struct {
 func (o Outcome) Close() {
 	if o.Stream != nil {
 		_ = o.Stream.Close()
+	}
+	if o.Raw != nil {
+		_ = o.Raw.Body.Close()
 	}
 	if o.release != nil {
 		o.release()
@@ -156,15 +169,19 @@ func (e *Engine) leaf(ctx context.Context, p Plan, call providers.Call, override
 	if !ok {
 		return Outcome{}, &UnknownProviderError{Provider: p.Target.Provider}
 	}
+	if p.Admit != nil {
+		if err := p.Admit(path); err != nil {
+			return Outcome{Path: path, Target: *p.Target}, err
+		}
+	}
 	if len(override) > 0 {
-		body, err := applyOverrides(call.Body, override)
+		// The parsed request is overridden, and the body with it, changed only where the
+		// config says; a model override becomes the call's model.
+		overridden, err := call.WithOverrides(override)
 		if err != nil {
 			return Outcome{}, err
 		}
-		call.Body = body
-		if m, ok := override["model"].(string); ok {
-			call.Model = m
-		}
+		call = overridden
 	}
 	statuses := p.Retry.OnStatusCodes
 	if len(statuses) == 0 {
@@ -238,10 +255,54 @@ func invoke(ctx context.Context, a providers.Provider, t providers.Target, c pro
 			return Outcome{}, &UnsupportedError{Provider: a.Name(), What: "rerank"}
 		}
 		resp, err = rr.Rerank(ctx, t, c)
+	case providers.EndpointPassThrough:
+		return passThrough(ctx, a, t, c)
 	default:
 		return Outcome{}, &UnsupportedError{Provider: a.Name(), What: c.Endpoint}
 	}
 	return Outcome{Response: resp}, err
+}
+
+// maxBufferedError bounds the error answer of a pass-through that is held for a retry or a
+// fallback to act on; a longer one is passed to the client as it comes.
+const maxBufferedError = 1 << 20
+
+// passThrough forwards a call unchanged. An answer with an error status is read whole (up to
+// maxBufferedError) into a RawUpstreamError, so that retries and fallbacks act on its status
+// as on any other call's, and the client gets it unchanged when they don't.
+func passThrough(ctx context.Context, a providers.Provider, t providers.Target, c providers.Call) (Outcome, error) {
+	pt, ok := a.(providers.PassThrougher)
+	if !ok {
+		return Outcome{}, &UnsupportedError{Provider: a.Name(), What: "pass-through"}
+	}
+	resp, err := pt.PassThrough(ctx, t, c)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if resp.StatusCode < 400 {
+		return Outcome{Raw: resp}, nil
+	}
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBufferedError+1))
+	if rerr != nil || len(body) > maxBufferedError {
+		resp.Body = readCloser{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}
+		return Outcome{Raw: resp}, nil
+	}
+	_ = resp.Body.Close()
+	up := providers.UpstreamError{Status: resp.StatusCode, Body: body, Provider: a.Name(), RetryAfter: retryAfter(resp.Header)}
+	return Outcome{}, &RawUpstreamError{Upstream: up, Header: resp.Header}
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// retryAfter reads a Retry-After header given in seconds.
+func retryAfter(h http.Header) time.Duration {
+	if s, err := strconv.Atoi(h.Get("Retry-After")); err == nil && s > 0 {
+		return time.Duration(s) * time.Second
+	}
+	return 0
 }
 
 // retriable: a status the retry names, or a provider that could not be reached.
@@ -263,7 +324,8 @@ func fallsBack(err error, on []int) bool {
 	}
 	var conn *providers.ConnectionError
 	var unsupported *UnsupportedError
-	return errors.As(err, &conn) || errors.As(err, &unsupported)
+	var refused *RefusalError
+	return errors.As(err, &conn) || errors.As(err, &unsupported) || errors.As(err, &refused)
 }
 
 func pickWeighted(targets []Plan) int {
@@ -297,22 +359,6 @@ func mergeOverrides(parent, own map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
-}
-
-// applyOverrides replaces top-level fields of a JSON body; the rest stays as sent.
-func applyOverrides(body []byte, override map[string]any) ([]byte, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		return nil, fmt.Errorf("gateway: override_params need a JSON object body: %w", err)
-	}
-	for k, v := range override {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		fields[k] = raw
-	}
-	return json.Marshal(fields)
 }
 
 // UnknownProviderError: a plan names a provider no adapter serves.

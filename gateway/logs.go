@@ -2,11 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
-	"sync/atomic"
 	"time"
-
-	"github.com/ThreeDotsLabs/watermill/message"
-	"github.com/google/uuid"
 )
 
 // LogRecord is one gateway request, successful, refused or failed, as the analytics pipeline
@@ -51,65 +47,22 @@ type LogRecord struct {
 	RequestBody    json.RawMessage   `json:"request_body,omitempty"`
 	ResponseBody   json.RawMessage   `json:"response_body,omitempty"`
 	LogFormat      string            `json:"log_format"`
+	// RequestBodyEncoding and ResponseBodyEncoding are "" when the body is the JSON as sent,
+	// and "base64" when its bytes were not valid UTF-8 and the body field is a JSON string of
+	// their base64.
+	RequestBodyEncoding  string `json:"request_body_encoding,omitempty"`
+	ResponseBodyEncoding string `json:"response_body_encoding,omitempty"`
+	// Provenance names what decided the request: the policy or budget that refused it, the
+	// budgets it was charged to, the config version that routed it.
+	Provenance *Provenance `json:"provenance,omitempty"`
 
 	StartedAt time.Time `json:"started_at"`
 	EndedAt   time.Time `json:"ended_at"`
 }
 
-// LogSink takes log records without ever holding up the request that made them.
+// LogSink takes log records without ever holding up the request that made them. The analytics
+// pipeline is one: it takes each record as a Go value into a bounded buffer (no encoding on the
+// request's goroutine, no message bus in between) and counts what a full buffer refuses.
 type LogSink interface {
 	Log(LogRecord)
-}
-
-// LogTopic is the watermill topic request logs are published on.
-const LogTopic = "causeway.request_logs"
-
-// WatermillSink hands records to a watermill publisher from a goroutine of its own, through a
-// bounded buffer: a request never waits for the pipeline. A record that finds the buffer full
-// is counted in Dropped, which health reports; behind the bus, the analytics pipeline spools
-// to disk while its store is down.
-type WatermillSink struct {
-	pub     message.Publisher
-	ch      chan LogRecord
-	dropped atomic.Int64
-	done    chan struct{}
-}
-
-// NewWatermillSink starts a sink publishing on pub, buffering up to buffer records.
-func NewWatermillSink(pub message.Publisher, buffer int) *WatermillSink {
-	s := &WatermillSink{pub: pub, ch: make(chan LogRecord, buffer), done: make(chan struct{})}
-	go s.run()
-	return s
-}
-
-func (s *WatermillSink) Log(rec LogRecord) {
-	select {
-	case s.ch <- rec:
-	default:
-		s.dropped.Add(1)
-	}
-}
-
-func (s *WatermillSink) run() {
-	defer close(s.done)
-	for rec := range s.ch {
-		payload, err := json.Marshal(rec)
-		if err != nil {
-			s.dropped.Add(1)
-			continue
-		}
-		if err := s.pub.Publish(LogTopic, message.NewMessage(uuid.NewString(), payload)); err != nil {
-			s.dropped.Add(1)
-		}
-	}
-}
-
-// Dropped counts the records the sink could not hand on.
-func (s *WatermillSink) Dropped() int64 { return s.dropped.Load() }
-
-// Close hands on what is buffered, then stops: a gateway stopped cleanly loses no record.
-func (s *WatermillSink) Close() error {
-	close(s.ch)
-	<-s.done
-	return nil
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,14 @@ type Limit struct {
 	Unit   string // rpm, rph, rpd, rpw
 	Value  float64
 	Source string // what set it, for the 429's message: "api key", "workspace", "policy <id>"
+	By     Decider
+}
+
+var unitWords = map[string]string{"rpm": "minute", "rph": "hour", "rpd": "day", "rpw": "week"}
+
+// Describe says the limit in words: "50 requests per minute", "1000 tokens per hour".
+func (l Limit) Describe() string {
+	return strconv.FormatFloat(l.Value, 'f', -1, 64) + " " + l.Type + " per " + unitWords[l.Unit]
 }
 
 // Limiter counts requests and tokens in fixed windows aligned to their unit (the minute, the
@@ -158,20 +167,14 @@ func (f RequestFacts) value(key string) (string, bool) {
 
 // PolicyLimits returns the limits of the active policies whose every condition matches the
 // request, each counted in the partition its group_by values name.
-func PolicyLimits(policies []domain.RateLimitPolicy, f RequestFacts) []Limit {
+func PolicyLimits(policies []Versioned[domain.RateLimitPolicy], f RequestFacts) []Limit {
 	var out []Limit
-	for _, p := range policies {
+	for _, v := range policies {
+		p := &v.Value
 		if p.Status != domain.StatusActive || p.OrganisationID != f.OrganisationID || p.WorkspaceID != f.WorkspaceID {
 			continue
 		}
-		match := true
-		for _, c := range p.Conditions {
-			if v, ok := f.value(c.Key); !ok || v != c.Value {
-				match = false
-				break
-			}
-		}
-		if !match {
+		if !f.matches(p.Conditions) {
 			continue
 		}
 		group := make([]string, 0, len(p.GroupBy))
@@ -181,16 +184,30 @@ func PolicyLimits(policies []domain.RateLimitPolicy, f RequestFacts) []Limit {
 		}
 		sort.Strings(group)
 		out = append(out, Limit{Bucket: "policy:" + p.ID + ":" + strings.Join(group, "&"), Type: p.Type, Unit: p.Unit,
-			Value: p.Value, Source: "rate limit policy " + p.ID})
+			Value: p.Value, Source: "rate limit policy " + p.ID,
+			By: Decider{Kind: "rate_limit_policy", ID: p.ID, Version: v.Version, Limit: p.Value}})
 	}
 	return out
 }
 
-// OwnLimits are the rate_limits set on a key or a workspace.
-func OwnLimits(kind, id string, limits []domain.RateLimit) []Limit {
+// matches reports whether the request meets every condition.
+func (f RequestFacts) matches(conds []domain.Condition) bool {
+	for _, c := range conds {
+		if v, ok := f.value(c.Key); !ok || v != c.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// OwnLimits are the rate_limits set on a key, a workspace, a managed provider or an
+// integration's workspace; kind is the resource kind as decisions name it.
+func OwnLimits(kind, id string, version uint64, limits []domain.RateLimit) []Limit {
 	out := make([]Limit, 0, len(limits))
+	source := strings.ReplaceAll(kind, "_", " ") + " rate limit"
 	for _, r := range limits {
-		out = append(out, Limit{Bucket: kind + ":" + id, Type: r.Type, Unit: r.Unit, Value: r.Value, Source: kind})
+		out = append(out, Limit{Bucket: kind + ":" + id, Type: r.Type, Unit: r.Unit, Value: r.Value, Source: source,
+			By: Decider{Kind: kind, ID: id, Sub: r.Type + "/" + r.Unit, Version: version, Limit: r.Value}})
 	}
 	return out
 }

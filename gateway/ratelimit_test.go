@@ -97,7 +97,7 @@ func TestPolicyLimitsMatchConditionsAndGroup(t *testing.T) {
 		return domain.RateLimitPolicy{ID: id, OrganisationID: "o", WorkspaceID: "w", Status: domain.StatusActive,
 			Conditions: conds, GroupBy: groups, Type: domain.LimitRequests, Unit: "rpm", Value: 5}
 	}
-	ps := []domain.RateLimitPolicy{
+	raw := []domain.RateLimitPolicy{
 		policy("by-user", []domain.Condition{{Key: "workspace_id", Value: "w"}}, []domain.GroupBy{{Key: "metadata._user"}}),
 		policy("chat-only", []domain.Condition{{Key: "endpoint_type", Value: "chatComplete"}}, []domain.GroupBy{{Key: "api_key"}}),
 		policy("team-x", []domain.Condition{{Key: "metadata.team", Value: "x"}}, nil),
@@ -108,10 +108,15 @@ func TestPolicyLimitsMatchConditionsAndGroup(t *testing.T) {
 		}(),
 		func() domain.RateLimitPolicy { p := policy("other-ws", nil, nil); p.WorkspaceID = "w2"; return p }(),
 	}
+	var ps []Versioned[domain.RateLimitPolicy]
+	for i, p := range raw {
+		ps = append(ps, Versioned[domain.RateLimitPolicy]{Value: p, Version: uint64(i + 1)})
+	}
 	f := RequestFacts{OrganisationID: "o", WorkspaceID: "w", APIKeyID: "k", EndpointType: "embed", Metadata: map[string]string{"_user": "ann"}}
 	got := PolicyLimits(ps, f)
 	require.Len(t, got, 1)
 	assert.Equal(t, "policy:by-user:metadata._user=ann", got[0].Bucket)
+	assert.Equal(t, "rate_limit_policy:by-user@v1", got[0].By.String(), "the limit names its policy and version")
 
 	f.EndpointType, f.Metadata["team"] = "chatComplete", "x"
 	buckets := map[string]bool{}

@@ -17,6 +17,7 @@ import (
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/gateway"
 )
 
 // Admin is what the admin routes need: the read model, the command handlers, and how to
@@ -69,18 +70,6 @@ type Features struct {
 // min_position to wait until the read model has reached it.
 const PositionHeader = "x-gateway-position"
 
-// apiKeyHeaders: the header and the SDK aliases of 5.1.
-var apiKeyHeaders = []string{"x-gateway-api-key", "api_key", "apiKey", "x-api-key"}
-
-func presentedKey(r *http.Request) string {
-	for _, h := range apiKeyHeaders {
-		if v := strings.TrimSpace(r.Header.Get(h)); v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 type actorKey struct{}
 
 func actorFrom(ctx context.Context) domain.Actor {
@@ -99,7 +88,13 @@ func (a *Admin) route(resource string, h handler) http.Handler {
 			WriteError(w, r, a.Log, domain.Errorf(domain.CodeDisabled, "the admin API is turned off (API_ACCESS_ENABLED=OFF)"))
 			return
 		}
-		actor, err := a.Read.Authenticate(presentedKey(r), a.Now())
+		// The same rule as the gateway's: exactly one key, compared exactly.
+		presented, err := gateway.PresentedKey(r.Header)
+		if err != nil {
+			WriteError(w, r, a.Log, err)
+			return
+		}
+		actor, err := a.Read.Authenticate(presented, a.Now())
 		if err != nil {
 			a.deny(r, resource, domain.Actor{}, err)
 			WriteError(w, r, a.Log, err)

@@ -17,7 +17,7 @@ func TestConfigLifecycle(t *testing.T) {
 	api := newGatewayAPI(t)
 	ws := api.seedWorkspace("team-a", nil)
 	config := map[string]any{"retry": map[string]any{"attempts": 3, "on_status_codes": []int{429, 529}},
-		"cache": map[string]any{"mode": "simple", "max_age": 3600}, "strategy": map[string]any{"mode": "fallback"},
+		"request_timeout": 30000, "strategy": map[string]any{"mode": "fallback"},
 		"targets": []map[string]any{{"provider": "@openai-main"}, {"provider": "azure-openai", "virtual_key": "azure-test"}}}
 
 	created := api.Admin(http.MethodPost, "/configs", map[string]any{"name": "Fallback", "config": config, "workspace_id": ws, "isDefault": 1})
@@ -138,6 +138,7 @@ func TestConfigValidationCodes(t *testing.T) {
 		{"target with no provider", map[string]any{"strategy": map[string]any{"mode": "fallback"}, "targets": []any{map[string]any{"override_params": map[string]any{"model": "x"}}}}, "AB08", "config.targets[0]"},
 		{"cache mode", map[string]any{"provider": "@a", "cache": map[string]any{"mode": "forever"}}, "AB09", "config.cache.mode"},
 		{"cache max age 0", map[string]any{"provider": "@a", "cache": map[string]any{"mode": "semantic", "max_age": 0}}, "AB09", "config.cache.max_age"},
+		{"cache, not supported yet", map[string]any{"provider": "@a", "cache": map[string]any{"mode": "simple", "max_age": 60}}, "AB09", "config.cache"},
 		{"override params not an object", map[string]any{"provider": "@a", "override_params": []int{1}}, "AB10", "config.override_params"},
 		{"nested 6 deep", nested(6), "AB11", "config.targets[0].targets[0].targets[0].targets[0].targets[0].targets"},
 		{"an api key in a saved config", map[string]any{"provider": "openai", "api_key": api.secret("inline")}, "AB12", "config.api_key"},
@@ -174,7 +175,7 @@ func TestConfigValidationCodes(t *testing.T) {
 			}
 			return out
 		}()}},
-		{"settings only", map[string]any{"retry": map[string]any{"attempts": 2}, "cache": map[string]any{"mode": "semantic"}}},
+		{"settings only", map[string]any{"retry": map[string]any{"attempts": 2}, "request_timeout": 1000}},
 		{"public custom host", map[string]any{"provider": "openai", "custom_host": "https://llm.example.com/v1"}},
 	}
 	for _, tc := range ok {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/gateway"
 )
 
 // errorBody is the OpenAI error shape, which the specification and the reference share.
@@ -21,6 +22,9 @@ type errorDetail struct {
 	Type    string  `json:"type"`
 	Param   *string `json:"param"`
 	Code    *string `json:"code"`
+	// DecidedBy names the rate-limit policy or budget that refused a gateway request, with
+	// its version, limit and usage.
+	DecidedBy *gateway.Decider `json:"decided_by,omitempty"`
 }
 
 // statusOf is the one mapping from application error codes to HTTP statuses.
@@ -77,6 +81,11 @@ func asAppError(err error) *domain.Error {
 // WriteError answers err in the error shape with its status. Internal details go to the log
 // with the request's trace id, never to the client.
 func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	writeError(w, r, log, err, nil)
+}
+
+// writeError is WriteError naming what decided a refusal; it returns the status answered.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error, by *gateway.Decider) int {
 	e := asAppError(err)
 	status, ok := statusOf[e.Code]
 	if !ok {
@@ -98,7 +107,9 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		code = e.Detail
 	}
 	body.Error.Code = &code
+	body.Error.DecidedBy = by
 	WriteJSON(w, status, body)
+	return status
 }
 
 // WriteJSON answers v as JSON with status.

@@ -2,10 +2,12 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,15 +15,19 @@ import (
 	"github.com/causeway/causeway/gateway/egress"
 	"github.com/causeway/causeway/gateway/providers"
 	"github.com/causeway/causeway/gateway/providers/providertest"
+	"github.com/causeway/causeway/ledger"
+	ledgersqlite "github.com/causeway/causeway/ledger/sqlite"
 )
 
 type discardSink struct{}
 
 func (discardSink) Log(gateway.LogRecord) {}
 
-// BenchmarkGatewayChat is the hot path of one chat completion in process: authentication from
-// memory, validation, limits, the adapter and the answer, against a local stand-in. For
-// profiling (go test -bench GatewayChat -cpuprofile); make bench measures the real binary.
+// BenchmarkGatewayChat is the hot path of one chat completion in process, with the real work
+// on: authentication from the routing index, validation, a rate-limit policy and a budget
+// (a key's cost budget and a workspace's, reserved and settled on the usage ledger, which
+// writes to SQLite in the background), the adapter and the answer, against a local stand-in.
+// For profiling (go test -bench GatewayChat -cpuprofile); make bench measures the real binary.
 func BenchmarkGatewayChat(b *testing.B) {
 	api := newTestAPI(b)
 	up := providertest.NewOpenAI(b)
@@ -29,16 +35,34 @@ func BenchmarkGatewayChat(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g := &Gateway{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Routing: api.Read,
+	ws := api.Admin(http.MethodPost, "/workspaces", map[string]any{"name": "Bench",
+		"usage_limits": []map[string]any{{"type": "cost", "credit_limit": 1e9}}}).Str("id")
+	key := api.Admin(http.MethodPost, "/api-keys/workspace/service", map[string]any{"name": "bench", "workspace_id": ws,
+		"scopes": []string{"completions.write"}, "usage_limits": map[string]any{"type": "tokens", "credit_limit": 1e12}}).Str("key")
+	api.Admin(http.MethodPost, "/policies/rate-limits", map[string]any{"workspace_id": ws, "type": "requests", "unit": "rpm", "value": 1e9,
+		"conditions": []map[string]string{{"key": "workspace_id", "value": ws}}, "group_by": []map[string]string{{"key": "api_key"}}})
+	if key == "" {
+		b.Fatal("no key")
+	}
+	store, err := ledgersqlite.Open(context.Background(), filepath.Join(b.TempDir(), "ledger.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	book := ledger.New(store, ledger.Options{})
+	go func() { _ = book.Run(context.Background()) }()
+	defer func() { _ = book.Close(context.Background()) }()
+
+	svc := &gateway.Service{Index: api.Index, Directory: api.Index, Ledger: book, Logs: discardSink{},
 		Engine:  &gateway.Engine{Providers: providers.NewRegistry(providers.Default())},
-		Limiter: gateway.NewLimiter(time.Now), Logs: discardSink{}, Now: time.Now, MaxBody: 1 << 20,
-		Egress: guard, CustomHostClient: guard.Client(0)}
-	h := withTraceID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.endpoint(providers.EndpointChat).ServeHTTP(w, r) }))
+		Limiter: gateway.NewLimiter(time.Now), Now: time.Now, MaxBody: 1 << 20, Egress: guard, CustomHostClient: guard.Client(0)}
+	g := &Gateway{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Service: svc}
+	h := withTraceID(g.endpoint(providers.EndpointChat))
 	body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Say hello in one short sentence."}],"max_tokens":32,"temperature":0}`)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
-		req.Header.Set("x-gateway-api-key", api.AdminKey)
+		req.Header.Set("x-gateway-api-key", key)
 		req.Header.Set("x-gateway-provider", "openai")
 		req.Header.Set("Authorization", "Bearer sk")
 		req.Header.Set("x-gateway-custom-host", up.BaseURL())

@@ -19,6 +19,7 @@ import (
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/projections"
 )
 
@@ -29,6 +30,7 @@ type testAPI struct {
 	Server   *httptest.Server
 	Store    eventstore.Store
 	Read     *projections.Model
+	Index    *gateway.Index // the gateway's routing index, fed by Read's fold
 	Deps     commands.Deps
 	AdminKey string
 	OrgID    string
@@ -49,7 +51,8 @@ func newTestAPI(t testing.TB) *testAPI {
 	store, err := eventstore.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "events.db"))
 	require.NoError(t, err)
 	reg := domain.NewRegistry()
-	api := &testAPI{t: t, Store: store, Read: projections.NewMemory(reg), AdminKey: testAdminKey,
+	index := gateway.NewIndex()
+	api := &testAPI{t: t, Store: store, Read: projections.NewMemory(reg, projections.MemoryOptions{OnFold: index.Put}), Index: index, AdminKey: testAdminKey,
 		now: time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)}
 	api.Deps = commands.Deps{Store: store, Registry: reg, Now: api.Now}
 

@@ -91,6 +91,8 @@ type integrationWorkspacesBody struct {
 		RateLimits            []domain.RateLimit   `json:"rate_limits"`
 		CreateDefaultProvider *bool                `json:"create_default_provider"`
 		DefaultProviderSlug   *string              `json:"default_provider_slug"`
+		// ResetUsage starts the workspace's usage of the integration again from zero.
+		ResetUsage bool `json:"reset_usage"`
 	} `json:"workspaces"`
 	CreateDefaultProvider *bool   `json:"create_default_provider"`
 	DefaultProviderSlug   *string `json:"default_provider_slug"`
@@ -368,7 +370,7 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader, 
 			c.Workspaces = append(c.Workspaces, commands.IntegrationWorkspaceAccess{
 				IntegrationWorkspace: domain.IntegrationWorkspace{ID: ws.ID, Enabled: *ws.Enabled, UsageLimits: ws.UsageLimits,
 					RateLimits: ws.RateLimits},
-				CreateDefaultProvider: ws.CreateDefaultProvider, DefaultProviderSlug: ws.DefaultProviderSlug})
+				CreateDefaultProvider: ws.CreateDefaultProvider, DefaultProviderSlug: ws.DefaultProviderSlug, ResetUsage: ws.ResetUsage})
 		}
 		res, err := workspaces.Handle(r.Context(), c)
 		if err := a.written(w, r, res, err); err != nil {

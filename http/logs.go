@@ -26,20 +26,27 @@ type logAnswer struct {
 	CreatedAt      time.Time   `json:"created_at"`
 	LogFormat      string      `json:"log_format"`
 	Metrics        logMetrics  `json:"metrics"`
+	// Provenance is what decided the request: the policy or budget that refused it (with its
+	// version), the budgets charged, the config version that routed it.
+	Provenance *gateway.Provenance `json:"provenance,omitempty"`
 }
 
 // logRequest carries the gateway's own headers under gatewayHeaders, the reference's
 // portkeyHeaders spelled as the specification spells the headers (x-gateway-).
 type logRequest struct {
-	URL            string            `json:"url"`
-	Method         string            `json:"method"`
-	Body           json.RawMessage   `json:"body,omitempty"`
+	URL    string          `json:"url"`
+	Method string          `json:"method"`
+	Body   json.RawMessage `json:"body,omitempty"`
+	// BodyEncoding is "base64" when the body's bytes were not valid UTF-8 and Body is a JSON
+	// string of their base64; empty when Body is the JSON as sent.
+	BodyEncoding   string            `json:"body_encoding,omitempty"`
 	GatewayHeaders map[string]string `json:"gatewayHeaders"`
 }
 
 type logResponse struct {
 	Status                 int             `json:"status"`
 	Body                   json.RawMessage `json:"body,omitempty"`
+	BodyEncoding           string          `json:"body_encoding,omitempty"` // as logRequest's
 	ResponseTime           int64           `json:"responseTime"`
 	LastUsedOptionJSONPath string          `json:"lastUsedOptionJsonPath"`
 }
@@ -127,7 +134,9 @@ func (a *Admin) logView(rec gateway.LogRecord, withBodies bool) logAnswer {
 	}
 	if withBodies {
 		ans.Request.Body, ans.Response.Body = jsonBody(rec.RequestBody), jsonBody(rec.ResponseBody)
+		ans.Request.BodyEncoding, ans.Response.BodyEncoding = rec.RequestBodyEncoding, rec.ResponseBodyEncoding
 	}
+	ans.Provenance = rec.Provenance
 	return ans
 }
 

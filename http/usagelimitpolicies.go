@@ -281,7 +281,15 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 			return 0, nil, err
 		}
 		ref := mux.Vars(r)["entityId"]
-		res, err := resetEntity.Handle(r.Context(), commands.ResetUsageLimitPolicyEntity{PolicyID: id, Entity: ref})
+		// An entity the gateway has charged but no event has named yet is known by the read
+		// side's merge with the usage ledger: reset it by its value key.
+		c := commands.ResetUsageLimitPolicyEntity{PolicyID: id, Entity: ref}
+		if p, ok := a.Read.UsageLimitPolicy(actorFrom(r.Context()).OrganisationID, id); ok {
+			if en, found := p.EntityByRef(ref); found {
+				c.ValueKey = en.ValueKey
+			}
+		}
+		res, err := resetEntity.Handle(r.Context(), c)
 		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}

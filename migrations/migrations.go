@@ -2,8 +2,9 @@
 // binary, and applies them: each file once, in order, in its own transaction where the
 // database has them, recorded in a schema_migrations table.
 //
-//	postgres/            the PostgreSQL event store and read models (one numbered sequence)
+//	postgres/            the PostgreSQL event store, read models and usage ledger (one numbered sequence)
 //	sqlite/eventstore/   the embedded event store
+//	sqlite/ledger/       the embedded usage ledger (ledger/sqlite)
 //	clickhouse/          analytics (issue 6)
 //
 // It imports database drivers but nothing of Causeway's.
@@ -30,10 +31,12 @@ type Set struct {
 }
 
 var (
-	// Postgres is the schema of the PostgreSQL event store and read models.
+	// Postgres is the schema of the PostgreSQL event store, read models and usage ledger.
 	Postgres = Set{Name: "postgres", fsys: files, dir: "postgres"}
 	// SQLiteEventStore is the schema of the embedded event store.
 	SQLiteEventStore = Set{Name: "sqlite/eventstore", fsys: files, dir: "sqlite/eventstore"}
+	// SQLiteLedger is the schema of the embedded usage ledger.
+	SQLiteLedger = Set{Name: "sqlite/ledger", fsys: files, dir: "sqlite/ledger"}
 	// SQLiteAnalytics is the schema of the embedded request log store.
 	SQLiteAnalytics = Set{Name: "sqlite/analytics", fsys: files, dir: "sqlite/analytics"}
 	// ClickHouse is the schema of the request log store in server mode.

@@ -44,7 +44,7 @@ func TestFilesRefuseAmbiguousNames(t *testing.T) {
 }
 
 func TestEmbeddedSetsAreWellFormed(t *testing.T) {
-	for _, s := range []Set{Postgres, SQLiteEventStore} {
+	for _, s := range []Set{Postgres, SQLiteEventStore, SQLiteLedger} {
 		files, err := s.Files()
 		require.NoError(t, err, s.Name)
 		require.NotEmpty(t, files, s.Name)

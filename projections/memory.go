@@ -31,6 +31,7 @@ type Model struct {
 	audit     []AuditRecord
 	keepAudit bool
 	failed    error
+	onFold    func(domain.Aggregate, uint64)
 
 	// The PostgreSQL backend; nil in memory.
 	pg *pgBackend
@@ -41,6 +42,10 @@ type MemoryOptions struct {
 	// NoAudit leaves the audit log out: routing tables in server mode, where PostgreSQL keeps
 	// it, need only the state.
 	NoAudit bool
+	// OnFold is told of every aggregate an event changed, in event order, with its version
+	// (the number of events its stream holds, so 1 after its first); it runs under the model's lock and must copy what it keeps (the
+	// gateway's routing index, gateway.Index.Put).
+	OnFold func(agg domain.Aggregate, revision uint64)
 }
 
 // NewMemory returns an empty in-memory read model.
@@ -48,7 +53,7 @@ func NewMemory(reg *domain.Registry, opts ...MemoryOptions) *Model {
 	m := &Model{reg: reg, name: "memory", advanced: make(chan struct{}), byPrefix: map[string]map[string]domain.Aggregate{},
 		keyIDs: map[string]string{}, keepAudit: true}
 	for _, o := range opts {
-		m.keepAudit = !o.NoAudit
+		m.keepAudit, m.onFold = !o.NoAudit, o.OnFold
 	}
 	return m
 }
@@ -105,6 +110,9 @@ func (m *Model) Apply(rec eventstore.RecordedEvent) error {
 	}
 	if k, ok := agg.(*domain.APIKey); ok {
 		m.indexKey(k)
+	}
+	if agg != nil && m.onFold != nil {
+		m.onFold(agg, rec.Revision+1) // the version: how many events the stream holds
 	}
 	if m.keepAudit {
 		m.audit = append(m.audit, audit)

@@ -19,3 +19,16 @@ func (m *Model) UsageResetsDue(now time.Time) ([]domain.UsageLimitPolicy, []doma
 	}, func(a, b *domain.Workspace) bool { return a.ID < b.ID })
 	return policies, workspaces
 }
+
+// BudgetResetsDue lists, by id across organisations, the keys, managed providers and
+// integrations (by their workspaces) whose periodic usage reset has come
+// (commands.DueBudgetResets).
+func (m *Model) BudgetResetsDue(now time.Time) (keys []domain.APIKey, providers []domain.Provider, integrations []domain.Integration) {
+	keys = all(m, domain.APIKeyPrefix, func(k *domain.APIKey) bool { return k.UsageResetDue(now) },
+		func(a, b *domain.APIKey) bool { return a.ID < b.ID })
+	providers = all(m, domain.ProviderPrefix, func(p *domain.Provider) bool { return p.UsageResetDue(now) },
+		func(a, b *domain.Provider) bool { return a.ID < b.ID })
+	integrations = all(m, domain.IntegrationPrefix, func(i *domain.Integration) bool { return len(i.WorkspaceResetsDue(now)) > 0 },
+		func(a, b *domain.Integration) bool { return a.ID < b.ID })
+	return keys, providers, integrations
+}

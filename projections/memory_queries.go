@@ -28,36 +28,20 @@ func (m *Model) Authenticate(presented string, now time.Time) (domain.Actor, err
 		}
 		return domain.Actor{}, domain.Errorf(domain.CodeUnauthorized, "invalid API key")
 	}
-	actor := domain.Actor{Kind: domain.ActorAPIKey, ID: k.ID, OrganisationID: k.OrganisationID, KeyType: k.Type,
-		WorkspaceID: k.WorkspaceID, UserID: k.UserID, Scopes: k.Scopes, OrgRole: domain.RoleMember}
 	if k.IsOrganisationKey() {
-		actor.OrgRole = domain.RoleAdmin
-		return actor, nil
+		return domain.KeyActor(&k, nil, nil)
 	}
-	ws, ok := get[domain.Workspace](m, domain.WorkspacePrefix, k.WorkspaceID)
-	if !ok || !ws.Active() {
-		return domain.Actor{}, domain.Errorf(domain.CodeForbidden, "this API key's workspace is archived")
+	var (
+		ws   *domain.Workspace
+		user *domain.User
+	)
+	if w, ok := get[domain.Workspace](m, domain.WorkspacePrefix, k.WorkspaceID); ok {
+		ws = &w
 	}
-	switch k.Type {
-	case domain.KeyWorkspaceService:
-		actor.WorkspaceRoles = map[string]domain.Role{k.WorkspaceID: domain.RoleManager}
-	case domain.KeyWorkspaceUser:
-		u, ok := get[domain.User](m, domain.UserPrefix, k.UserID)
-		if !ok || !u.Exists() {
-			return domain.Actor{}, domain.Errorf(domain.CodeUnauthorized, "invalid API key")
-		}
-		role, member := ws.Members[k.UserID]
-		if u.Role == domain.RoleOwner || u.Role == domain.RoleAdmin {
-			// An organisation admin's workspace key acts as admin of that workspace only: a
-			// workspace key never reaches organisation settings, users or other workspaces (5.2).
-			role, member = domain.RoleAdmin, true
-		}
-		if !member {
-			return domain.Actor{}, domain.Errorf(domain.CodeForbidden, "this API key's user is no longer a member of its workspace")
-		}
-		actor.WorkspaceRoles = map[string]domain.Role{k.WorkspaceID: role}
+	if u, ok := get[domain.User](m, domain.UserPrefix, k.UserID); ok {
+		user = &u
 	}
-	return actor, nil
+	return domain.KeyActor(&k, ws, user)
 }
 
 // Organisation returns an organisation.

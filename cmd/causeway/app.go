@@ -15,8 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ThreeDotsLabs/watermill"
-	"github.com/ThreeDotsLabs/watermill/pubsub/gochannel"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -28,6 +26,7 @@ import (
 	"github.com/causeway/causeway/gateway/pricing"
 	"github.com/causeway/causeway/gateway/providers"
 	httpapi "github.com/causeway/causeway/http"
+	"github.com/causeway/causeway/ledger"
 	"github.com/causeway/causeway/projections"
 	"github.com/causeway/causeway/projections/analytics"
 )
@@ -40,18 +39,18 @@ type Main struct {
 	Version string
 
 	Store     eventstore.Store
-	Read      *projections.Model   // routing tables, in memory
-	LogBus    *gochannel.GoChannel // request logs, published by the gateway
-	Postgres  *projections.Model   // the PostgreSQL read model, with DATABASE_URL
-	Analytics analytics.Store      // request logs: ClickHouse or SQLite
-	Pipeline  *analytics.Pipeline  // LogBus → Analytics, spooling to disk while it is down
+	Read      *projections.Model  // routing tables, in memory
+	Index     *gateway.Index      // the gateway's routing index, fed by Read's fold
+	Ledger    *ledger.Ledger      // the budgets' counters
+	Postgres  *projections.Model  // the PostgreSQL read model, with DATABASE_URL
+	Analytics analytics.Store     // request logs: ClickHouse or SQLite
+	Pipeline  *analytics.Pipeline // the gateway's request logs → Analytics, spooling to disk while it is down
 	runner    *projections.Runner
 	Bootstrap commands.BootstrapResult
 	// Now is the clock of the control plane (tests set it).
 	Now func() time.Time
 
 	stderr   io.Writer
-	sink     *gateway.WatermillSink
 	healthMu sync.Mutex
 	lostSeen int64              // rows lost when health last looked
 	lostAt   time.Time          // when health first saw the latest loss
@@ -168,7 +167,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Pool) (*httpapi.Admin, error) {
 	reg := domain.NewRegistry()
 	// In server mode PostgreSQL keeps the audit log; the routing tables need only the state.
-	m.Read = projections.NewMemory(reg, projections.MemoryOptions{NoAudit: pool != nil})
+	// Every aggregate they fold also feeds the gateway's routing index.
+	m.Index = gateway.NewIndex()
+	m.Read = projections.NewMemory(reg, projections.MemoryOptions{NoAudit: pool != nil, OnFold: m.Index.Put})
 	if err := catchUp(startCtx, m.Store, m.Read); err != nil {
 		return nil, err
 	}
@@ -204,9 +205,12 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 	if err := m.startWorkers(bg, deps, secret); err != nil {
 		return nil, err
 	}
+	if err := m.startLedger(startCtx, pool, deps); err != nil {
+		return nil, err
+	}
 	f := m.Config.Features
 	return &httpapi.Admin{
-		Log: m.Logger, Read: read, Deps: deps, Secret: secret, Now: deps.Now,
+		Log: m.Logger, Read: httpapi.WithLiveUsage(read, m.Ledger), Deps: deps, Secret: secret, Now: deps.Now,
 		Features: httpapi.Features{APIAccess: f.APIAccess, Policy: f.Policy, UsageLimits: f.UsageLimits,
 			AuditLogs: f.AuditLogs, DataExports: f.DataExports},
 		RecordDenial: m.recordDenial, PublicURL: m.Config.PublicURL,
@@ -240,8 +244,8 @@ func (m *Main) startGateway(admin *httpapi.Admin) (*httpapi.Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Each request's cost is computed as its record is logged, from the routing tables'
-	// overrides and the cached price sources: no database or network I/O on the way.
+	// Each request's cost is computed as it settles, from the routing tables' overrides and the
+	// cached price sources: no database or network I/O on the way.
 	book, err := pricing.New(m.Config.Pricing, pricing.Options{Now: m.Now, Overrides: m.Read, Log: m.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("model pricing: %w", err)
@@ -250,60 +254,57 @@ func (m *Main) startGateway(admin *httpapi.Admin) (*httpapi.Gateway, error) {
 	admin.Pricing = book
 	admin.URLCheck = guard // base URLs on integrations and providers are checked as custom hosts
 	client := guard.Client(0)
-	return &httpapi.Gateway{
-		Log: m.Logger, Routing: m.Read, Limiter: gateway.NewLimiter(m.Now), Logs: pricing.NewSink(book, sink),
+	// The data plane reads only memory: the routing index, the provider directory (the same
+	// index, which alone holds the sealed credentials) and the usage ledger.
+	svc := &gateway.Service{
+		Index: m.Index, Directory: m.Index, Opener: sealer, Ledger: m.Ledger, Prices: book, Logs: sink,
+		Limiter: gateway.NewLimiter(m.Now), Egress: guard, CustomHostClient: client,
 		Engine: &gateway.Engine{Providers: providers.NewRegistry(adapters), MaxBackoff: 10 * time.Second},
-		Egress: guard, CustomHostClient: client, Now: func() time.Time { return m.Now() },
-		MaxBody: m.Config.MaxBodyBytes,
-		// Configs and managed providers resolve from the routing tables, which alone hold the
-		// sealed credentials.
-		Plans: httpapi.Plans{Directory: m.Read, Sealer: sealer, Egress: guard, Client: client},
-	}, nil
+		Now:    func() time.Time { return m.Now() }, MaxBody: m.Config.MaxBodyBytes,
+	}
+	return &httpapi.Gateway{Log: m.Logger, Service: svc, MaxBody: m.Config.MaxBodyBytes}, nil
 }
 
-// startLogPipeline starts the request log path: the gateway hands records to a watermill
-// publisher, and the analytics pipeline batches them into the analytics store, spooling to
-// DATA_DIR/spool while the store is down. Close stops them in the order that loses nothing:
-// the sink publishes what it holds, the pipeline takes what is on the bus and flushes it (to
-// the store, or the spool), then the spool, the bus and the store close.
-func (m *Main) startLogPipeline() (*gateway.WatermillSink, error) {
-	m.LogBus = gochannel.NewGoChannel(gochannel.Config{OutputChannelBuffer: 1024}, watermill.NopLogger{})
-	m.closers = append(m.closers, m.LogBus.Close)
+// startLogPipeline starts the request log path: the gateway hands its records to the analytics
+// pipeline as Go values (no message bus, see package analytics), which batches them into the
+// analytics store, spooling to DATA_DIR/spool while the store is down. Close stops it in the
+// order that loses nothing: the server lets its requests finish, the pipeline refuses new
+// records and flushes the ones it holds (to the store, or the spool), then the spool and the
+// store close.
+func (m *Main) startLogPipeline() (*analytics.Pipeline, error) {
 	spool, err := analytics.OpenSpool(filepath.Join(m.Config.DataDir, "spool", "request_logs"), m.Config.LogSpoolBytes)
 	if err != nil {
 		return nil, err
 	}
 	m.closers = append(m.closers, spool.Close)
-	m.Pipeline, err = analytics.NewPipeline(m.LogBus, m.Analytics, spool, analytics.Options{})
+	m.Pipeline, err = analytics.NewPipeline(m.Analytics, spool, analytics.Options{})
 	if err != nil {
 		return nil, err
 	}
 	// Not the serving context: the pipeline must outlive the stop of background work, to take
-	// what the sink flushes at Close.
+	// the records of the requests the server lets finish.
 	go func() {
 		if err := m.Pipeline.Run(context.Background()); err != nil {
 			m.Logger.Error("log pipeline stopped", "error", err)
 		}
 	}()
 	m.closers = append(m.closers, m.Pipeline.Close)
-	m.sink = gateway.NewWatermillSink(m.LogBus, 10_000)
-	m.closers = append(m.closers, m.sink.Close)
-	return m.sink, nil
+	return m.Pipeline, nil
 }
 
-// pipelineHealthy fails while request logs are being lost: rows dropped by a full spool or a
-// full sink buffer since the last check that found none.
+// pipelineHealthy fails while request logs are being lost: rows dropped by a full spool or
+// refused by a full pipeline buffer since the last check that found none.
 func (m *Main) pipelineHealthy(context.Context) error {
 	st := m.Pipeline.Stats()
-	lost := st.Dropped + m.sink.Dropped()
+	lost := st.Dropped + st.BufferFull
 	m.healthMu.Lock()
 	defer m.healthMu.Unlock()
 	if lost > m.lostSeen {
 		m.lostSeen, m.lostAt = lost, m.Now()
 	}
 	if lost > 0 && m.Now().Sub(m.lostAt) < lossReportWindow {
-		return fmt.Errorf("%d request log rows lost since start (spool full or failing: %d, sink buffer full: %d); spool holds %d bytes",
-			lost, st.Dropped, m.sink.Dropped(), st.SpoolBytes)
+		return fmt.Errorf("%d request log rows lost since start (spool full or failing: %d, pipeline buffer full: %d); spool holds %d bytes",
+			lost, st.Dropped, st.BufferFull, st.SpoolBytes)
 	}
 	return nil
 }

@@ -6,11 +6,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
 	"github.com/openai/openai-go/packages/param"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/gateway/providers/providertest"
+	"github.com/causeway/causeway/projections/analytics"
 )
 
 const gatewayKey = "gateway-test-admin-key-00000000001"
@@ -218,40 +217,26 @@ func TestGatewayMidStreamFailureEndsWithAnError(t *testing.T) {
 	require.Error(t, stream.Err(), "the client learns the stream failed")
 }
 
-// Every request, refused ones included, hands one log record to the pipeline.
+// Every request, refused ones included, hands one log record to the pipeline, which stores it.
 func TestGatewayLogsEveryRequest(t *testing.T) {
 	m := startGateway(t)
 	oa := providertest.NewOpenAI(t)
-	msgs, err := m.LogBus.Subscribe(context.Background(), gateway.LogTopic)
-	require.NoError(t, err)
-	var (
-		mu      sync.Mutex
-		records []gateway.LogRecord
-	)
-	go func() {
-		for msg := range msgs {
-			var rec gateway.LogRecord
-			if json.Unmarshal(msg.Payload, &rec) == nil {
-				mu.Lock()
-				records = append(records, rec)
-				mu.Unlock()
-			}
-			msg.Ack()
-		}
-	}()
 	client := sdk(m, "openai", oa.BaseURL(), option.WithHeader("x-gateway-trace-id", "trace-42"),
 		option.WithHeader("x-gateway-metadata", `{"_user":"ann","team":"x"}`))
-	_, err = client.Chat.Completions.New(context.Background(), userMessage("hi"))
+	_, err := client.Chat.Completions.New(context.Background(), userMessage("hi"))
 	require.NoError(t, err)
 	bad := userMessage("hi")
 	bad.N = param.NewOpt(int64(500))
 	_, err = client.Chat.Completions.New(context.Background(), bad)
 	require.Error(t, err)
 
-	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(records) == 2 }, 5*time.Second, 10*time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
-	// The bus hands messages to each subscriber from goroutines of their own: order is not kept.
+	var records []gateway.LogRecord
+	require.Eventually(t, func() bool {
+		page, err := m.Analytics.Logs(context.Background(), analytics.LogsQuery{
+			Filter: analytics.Filter{OrganisationID: m.Bootstrap.OrganisationID}})
+		records = page.Rows
+		return err == nil && len(records) == 2
+	}, 5*time.Second, 10*time.Millisecond)
 	slices.SortFunc(records, func(a, b gateway.LogRecord) int { return a.StatusCode - b.StatusCode })
 	ok := records[0]
 	assert.Equal(t, "trace-42", ok.TraceID)
@@ -264,7 +249,6 @@ func TestGatewayLogsEveryRequest(t *testing.T) {
 	raw, _ := json.Marshal(records)
 	assert.NotContains(t, string(raw), "sk-provider-key", "no credential in a log record")
 	assert.NotContains(t, string(raw), gatewayKey)
-	var _ message.Publisher = m.LogBus
 }
 
 // A managed provider (@slug) from an integration: the client never sees the provider key,

@@ -236,15 +236,23 @@ func TestParseChatExposesWhatTheGatewayNeeds(t *testing.T) {
 	assert.Equal(t, 3, req.N)
 	assert.Equal(t, 100, req.MaxTokens)
 	assert.Equal(t, 100, req.OutputLimit())
-	assert.Equal(t, []string{"look", "search"}, req.Tools)
-	assert.True(t, req.Thinking)
+	assert.Equal(t, []string{"look", "search"}, req.ToolNames())
+	require.NotNil(t, req.Thinking)
+	assert.Equal(t, "enabled", req.Thinking.Type)
+	require.NotNil(t, req.Thinking.BudgetTokens)
+	assert.Equal(t, 1024, *req.Thinking.BudgetTokens)
 	assert.Equal(t, "user-7", req.User)
 	assert.Equal(t, body, string(req.Raw))
 	require.Len(t, req.Messages, 4)
 	assert.Equal(t, Message{Role: "system", Text: "Be brief."}, req.Messages[0])
-	assert.Equal(t, Message{Role: "user", Name: "ann", Text: "What is\nthis?"}, req.Messages[1])
+	assert.Equal(t, Message{Role: "user", Name: "ann", Text: "What is\nthis?", Content: []Part{
+		{Type: "text", Text: "What is"},
+		{Type: "image_url", ImageURL: &ImageURL{URL: "https://example.com/a.png"}},
+		{Type: "text", Text: "this?"},
+	}}, req.Messages[1])
 	assert.Equal(t, "assistant", req.Messages[2].Role)
 	assert.Equal(t, "", req.Messages[2].Text)
+	assert.Equal(t, []ToolCall{{ID: "call_1", Type: "function", Function: FunctionCall{Name: "look", Arguments: `{"q":1}`}}}, req.Messages[2].ToolCalls)
 	assert.Equal(t, Message{Role: "tool", Text: "a cat", ToolCallID: "call_1"}, req.Messages[3])
 }
 
@@ -256,7 +264,7 @@ func TestParseChatDefaults(t *testing.T) {
 	assert.False(t, req.StreamOptions.IncludeUsage)
 	assert.Zero(t, req.OutputLimit(), "no limit sent: the model's own")
 	assert.Nil(t, req.Tools)
-	assert.False(t, req.Thinking)
+	assert.Nil(t, req.Thinking)
 
 	req, err = ParseChat([]byte(chat(`"max_tokens":50,"max_completion_tokens":70`)))
 	require.NoError(t, err)

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -176,7 +177,8 @@ func TestParseEmbedding(t *testing.T) {
 
 	req, err := ParseEmbedding([]byte(`{"model":"e","input":["ab","cd"],"dimensions":256,"encoding_format":"float","user":"u"}`))
 	require.NoError(t, err)
-	assert.Equal(t, &EmbeddingRequest{Model: "e", Inputs: []string{"ab", "cd"}, Dimensions: 256, EncodingFormat: "float", User: "u", Raw: req.Raw}, req)
+	assert.Equal(t, &EmbeddingRequest{Model: "e", Inputs: []string{"ab", "cd"}, Dimensions: 256, EncodingFormat: "float", User: "u",
+		Raw: req.Raw, members: req.members}, req)
 }
 
 func TestParseRerank(t *testing.T) {
@@ -212,5 +214,6 @@ func TestParseRerank(t *testing.T) {
 
 	req, err := ParseRerank([]byte(`{"model":"r","query":"q","documents":["a",{"text":"b"}],"top_n":2,"return_documents":true,"max_chunks_per_doc":3}`))
 	require.NoError(t, err)
-	assert.Equal(t, &RerankRequest{Model: "r", Query: "q", Documents: []string{"a", "b"}, TopN: 2, ReturnDocuments: true, MaxChunksPerDoc: 3, Raw: req.Raw}, req)
+	assert.Equal(t, &RerankRequest{Model: "r", Query: "q", Documents: []Document{{Text: "a"}, {Text: "b", Object: json.RawMessage(`{"text":"b"}`), HasText: true}}, TopN: 2, ReturnDocuments: true, MaxChunksPerDoc: 3,
+		Raw: req.Raw, members: req.members}, req)
 }

@@ -21,7 +21,7 @@ func bytesToTokens(n int) int { return (n + 3) / 4 }
 // and tool definitions at 4 bytes a token, plus the chat format's framing. Non-text content
 // (images, audio, files) is not counted.
 func EstimateTokens(req *ChatRequest) int {
-	n := req.toolBytes
+	n := req.toolBytes + req.functionBytes
 	for _, m := range req.Messages {
 		n += len(m.Text) + len(m.Name) + m.callBytes
 	}
@@ -51,7 +51,7 @@ func EstimateEmbeddingTokens(req *EmbeddingRequest) int {
 func EstimateRerankTokens(req *RerankRequest) int {
 	n := 0
 	for _, d := range req.Documents {
-		n += len(req.Query) + len(d)
+		n += len(req.Query) + len(d.Text)
 	}
 	return bytesToTokens(n)
 }

@@ -171,16 +171,54 @@ func FuzzParseChat(f *testing.F) {
 		}
 		require.Equal(t, len(names), len(req.Tools))
 		for i, name := range names {
-			require.Equal(t, name, req.Tools[i])
+			require.Equal(t, name, req.Tools[i].Function.Name)
 		}
 		if fs, ok := m["functions"].([]any); ok {
 			require.True(t, len(fs) >= 1 && len(fs) <= 128, "functions")
 		}
 		if tc, ok := m["tool_choice"].(map[string]any); ok {
 			name, _ := tc["function"].(map[string]any)["name"].(string)
-			require.Contains(t, req.Tools, name, "tool_choice names a tool")
+			require.Contains(t, req.ToolNames(), name, "tool_choice names a tool")
+			require.Equal(t, ToolChoice{Mode: ChoiceFunction, Name: name}, req.ToolChoice)
 		}
 		require.GreaterOrEqual(t, EstimateTokens(req), tokensPerReply+tokensPerMessage*len(req.Messages))
+
+		// The model holds what the body says.
+		for key, got := range map[string]*float64{"temperature": req.Temperature, "top_p": req.TopP,
+			"presence_penalty": req.PresencePenalty, "frequency_penalty": req.FrequencyPenalty} {
+			if f, ok := number(t, m, key); ok {
+				require.NotNil(t, got, key)
+				require.Equal(t, f, *got, key)
+			} else {
+				require.Nil(t, got, key)
+			}
+		}
+		switch stop := m["stop"].(type) {
+		case string:
+			require.Equal(t, []string{stop}, req.Stop)
+		case []any:
+			require.Len(t, req.Stop, len(stop))
+		default:
+			require.Nil(t, req.Stop)
+		}
+		for i, raw := range msgs {
+			if parts, ok := raw.(map[string]any)["content"].([]any); ok {
+				require.Len(t, req.Messages[i].Content, len(parts))
+				for j, p := range parts {
+					require.Equal(t, p.(map[string]any)["type"], req.Messages[i].Content[j].Type)
+				}
+			}
+		}
+		unknown := map[string]bool{}
+		for k := range m {
+			if !chatKnown[k] {
+				unknown[k] = true
+			}
+		}
+		require.Len(t, req.Extra, len(unknown))
+		for _, e := range req.Extra {
+			require.True(t, unknown[e.Name], "%s is unknown", e.Name)
+		}
 
 		// An override keeps an accepted body accepted, with the overridden value.
 		over, err := WithOverrides(body, map[string]any{"model": "override-model"})
@@ -190,6 +228,12 @@ func FuzzParseChat(f *testing.F) {
 		assert.Equal(t, "override-model", again.Model)
 		assert.Equal(t, req.N, again.N)
 		assert.Equal(t, req.Tools, again.Tools)
+
+		// The parsed request overrides itself into what parsing the overridden body gives.
+		overridden, err := req.WithOverrides(map[string]any{"model": "override-model"})
+		require.NoError(t, err)
+		require.Equal(t, again, overridden)
+		require.Equal(t, string(body), string(req.Raw), "the original is unchanged")
 	})
 }
 
@@ -243,6 +287,16 @@ func FuzzParseCompletion(f *testing.F) {
 			require.Equal(t, 16, req.MaxTokens)
 		}
 		require.GreaterOrEqual(t, EstimateCompletionTokens(req), 0)
+
+		// The parsed request overrides itself into what parsing the overridden body gives.
+		overridden, err := req.WithOverrides(map[string]any{"model": "override-model"})
+		require.NoError(t, err)
+		over, err := WithOverrides(body, map[string]any{"model": "override-model"})
+		require.NoError(t, err)
+		again, err := ParseCompletion(over)
+		require.NoError(t, err)
+		require.Equal(t, again, overridden)
+		require.Equal(t, string(body), string(req.Raw), "the original is unchanged")
 	})
 }
 
@@ -307,5 +361,36 @@ func FuzzSplit(f *testing.F) {
 			return
 		}
 		require.Equal(t, want, decodeNumbers(t, rebuilt))
+	})
+}
+
+// FuzzChatOverrides: overriding a parsed request gives exactly what parsing the overridden body
+// gives, the same request or the same refusal, and leaves the original as it was.
+func FuzzChatOverrides(f *testing.F) {
+	f.Fuzz(func(t *testing.T, body []byte, key string, value []byte) {
+		if !json.Valid(value) || !utf8.ValidString(key) {
+			return
+		}
+		req, err := ParseChat(body)
+		if err != nil {
+			return
+		}
+		before := *req
+		overrides := map[string]any{key: json.RawMessage(value)}
+		got, err := req.WithOverrides(overrides)
+		over, werr := WithOverrides(body, overrides)
+		require.NoError(t, werr)
+		again, perr := ParseChat(over)
+		if perr != nil {
+			var want, de *domain.Error
+			require.ErrorAs(t, perr, &want)
+			require.ErrorAs(t, err, &de, "refused as parsing refuses: %v", perr)
+			require.Equal(t, "override_params."+want.Param, de.Param)
+			require.Contains(t, de.Message, want.Message)
+		} else {
+			require.NoError(t, err)
+			require.Equal(t, again, got)
+		}
+		require.Equal(t, before, *req, "the original is unchanged")
 	})
 }

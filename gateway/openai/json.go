@@ -408,58 +408,71 @@ func (o obj) model() string {
 	return s
 }
 
-// stop checks a string or an array of at most MaxStop strings.
-func (o obj) stop() {
+// stop checks a string or an array of at most MaxStop strings, and reads them.
+func (o obj) stop() []string {
 	raw, ok := o.raw("stop")
-	if !ok || kindOf(raw) == kindString {
-		if ok {
-			o.v.asString(raw, "stop")
+	if !ok {
+		return nil
+	}
+	if kindOf(raw) == kindString {
+		s, ok := o.v.asString(raw, "stop")
+		if !ok {
+			return nil
 		}
-		return
+		return []string{s}
 	}
 	if kindOf(raw) != kindArray {
 		o.v.typeError("stop", "a string or an array of strings", raw)
-		return
+		return nil
 	}
 	items, ok := o.v.asArray(raw, "stop")
 	if !ok {
-		return
+		return nil
 	}
 	if len(items) > MaxStop {
 		o.v.fail("stop", "stop must have at most %d sequences (got %d)", MaxStop, len(items))
-		return
+		return nil
 	}
+	out := make([]string, 0, len(items))
 	for i, it := range items {
-		o.v.asString(it, indexParam("stop", i))
+		s, _ := o.v.asString(it, indexParam("stop", i))
+		out = append(out, s)
 	}
+	if o.v.failed() {
+		return nil
+	}
+	return out
 }
 
 // logitBias checks an object of token ids (integers written as strings) to biases in
-// -100..100. The specification's schema says integer biases, but OpenAI and compatible servers
-// accept fractional ones, so any finite number in range passes.
-func (o obj) logitBias() {
+// -100..100, and reads it. The specification's schema says integer biases, but OpenAI and
+// compatible servers accept fractional ones, so any finite number in range passes.
+func (o obj) logitBias() map[string]float64 {
 	bias, ok := o.object("logit_bias")
 	if !ok {
-		return
+		return nil
 	}
+	out := make(map[string]float64, len(bias.members))
 	for _, m := range bias.members {
 		tok, raw := string(m.key), m.val
 		if o.v.failed() {
-			return
+			return nil
 		}
 		if id, err := strconv.ParseInt(tok, 10, 64); err != nil || id < 0 {
 			o.v.fail("logit_bias", "logit_bias keys must be token ids, non-negative integers written as strings (got %q)", truncate(tok, 40))
-			return
+			return nil
 		}
 		f, ok := o.v.asNumber(raw, "logit_bias")
 		if !ok {
-			return
+			return nil
 		}
 		if f < -100 || f > 100 {
 			o.v.fail("logit_bias", "logit_bias values must be between -100 and 100 (got %s for token %s)", formatNumber(f), tok)
-			return
+			return nil
 		}
+		out[tok] = f
 	}
+	return out
 }
 
 // streamOptions reads stream_options, which OpenAI allows only with stream=true.
@@ -476,18 +489,6 @@ func (o obj) streamOptions(stream bool) StreamOptions {
 	return StreamOptions{IncludeUsage: usage}
 }
 
-// penalties checks frequency_penalty and presence_penalty.
-func (o obj) penalties() {
-	o.number("frequency_penalty", -2, 2)
-	o.number("presence_penalty", -2, 2)
-}
-
-// sampling checks temperature and top_p.
-func (o obj) sampling() {
-	o.number("temperature", 0, 2)
-	o.number("top_p", 0, 1)
-}
-
 func indexParam(param string, i int) string { return param + "[" + strconv.Itoa(i) + "]" }
 
 // truncate keeps client-sent text quoted in an error message short.
@@ -497,4 +498,66 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+// The peek functions read members the specification leaves to the provider (an image's url, a
+// tool call's id): they fill the model when the value has the expected kind and never fail, so
+// that reading a member into Go refuses nothing the validator accepts.
+
+// peekRaw returns key's value when it is present and not null.
+func (o obj) peekRaw(key string) json.RawMessage {
+	raw, ok := o.get(key)
+	if !ok || kindOf(raw) == kindNull {
+		return nil
+	}
+	return raw
+}
+
+// peekString returns key's value when it is a string, else "".
+func (o obj) peekString(key string) string {
+	raw, ok := o.get(key)
+	if !ok || kindOf(raw) != kindString {
+		return ""
+	}
+	return string(unquote(raw))
+}
+
+// peekObject splits key's value when it is an object. Its members are not checked for repeated
+// keys, and it is read with the peek functions only.
+func (o obj) peekObject(key string) (obj, bool) {
+	raw, ok := o.get(key)
+	if !ok || kindOf(raw) != kindObject {
+		return obj{v: o.v}, false
+	}
+	return obj{v: o.v, path: o.param(key), members: members(raw)}, true
+}
+
+// indexed is an object whose members were split, and checked for repeated keys, before.
+func indexed(v *validator, path string, ms []member) obj {
+	o := obj{v: v, path: path, members: ms}
+	if len(ms) > smallObject {
+		o.byKey = make(map[string]json.RawMessage, len(ms))
+		for _, m := range ms {
+			o.byKey[string(m.key)] = m.val
+		}
+	}
+	return o
+}
+
+// Pointer fields: a member the body did not send is nil in the model.
+
+func (o obj) numberPtr(key string, lo, hi float64) *float64 {
+	f, ok := o.number(key, lo, hi)
+	if !ok {
+		return nil
+	}
+	return &f
+}
+
+func (o obj) boolPtr(key string) *bool {
+	b, ok := o.boolean(key)
+	if !ok {
+		return nil
+	}
+	return &b
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/gateway/providers"
 )
 
 // Usage is what a request consumed, counted as OpenAI counts it (and as the gateway's log
@@ -73,4 +74,10 @@ func (b *Book) CostIn(orgID, workspaceID, provider, model string, u Usage) float
 		return 0
 	}
 	return q.Pricing.Cost(u)
+}
+
+// UsageCost is CostIn for a provider call's usage, as the gateway counts it (its PriceBook).
+func (b *Book) UsageCost(orgID, workspaceID, provider, model string, u providers.Usage) float64 {
+	return b.CostIn(orgID, workspaceID, provider, model, Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
+		CacheReadTokens: u.CachedTokens, CacheWriteTokens: u.CacheWriteTokens, ReasoningTokens: u.ReasoningTokens})
 }

@@ -2,7 +2,8 @@
 //
 // Units. Prices are USD cents per token (per unit for additional units), the unit of the
 // reference's ModelPricingConfig: 0.00025 is $2.50 per million tokens. Costs (Cost, and
-// gateway.LogRecord.Cost that Sink fills, hence the analytics cost column) are USD.
+// gateway.LogRecord.Cost that the gateway fills as it settles a request, hence the analytics
+// cost column) are USD.
 //
 // Sources, in the specification's order (part 8):
 //

@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/causeway/causeway/domain"
-	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/gateway/pricing"
 	"github.com/causeway/causeway/gateway/providers"
 	"github.com/causeway/causeway/projections"
@@ -391,49 +390,15 @@ func TestCostAgainstHandComputedValues(t *testing.T) {
 	}
 }
 
-type recorder struct {
-	mu   sync.Mutex
-	recs []gateway.LogRecord
-}
-
-func (r *recorder) Log(rec gateway.LogRecord) {
-	r.mu.Lock()
-	r.recs = append(r.recs, rec)
-	r.mu.Unlock()
-}
-
-func TestSinkFillsCost(t *testing.T) {
+func TestUsageCost(t *testing.T) {
 	ov := overrides{"org/ws-1/openai/gpt-4o": {Provider: "openai", Model: "gpt-4o", WorkspaceID: "ws-1", PayAsYouGo: prices(0.001, 0.002)}}
-	next := &recorder{}
-	sink := pricing.NewSink(newBook(t, pricing.Config{}, pricing.Options{Overrides: ov}), next)
-	base := gateway.LogRecord{OrganisationID: "org", Provider: "@prod-openai", AIService: "openai", Model: "gpt-4o",
-		PromptTokens: 1000, CompletionTokens: 100, CachedTokens: 400, StatusCode: 200}
-	sink.Log(base)
-	inWorkspace := base
-	inWorkspace.WorkspaceID = "ws-1"
-	sink.Log(inWorkspace)
-	byProvider := base
-	byProvider.AIService, byProvider.Provider = "", "anthropic"
-	byProvider.Model = "claude-haiku-4-5"
-	sink.Log(byProvider)
-	priced := base
-	priced.Cost = 42
-	sink.Log(priced)
-	unknown := base
-	unknown.Model = "mystery"
-	sink.Log(unknown)
-	managedOnly := base
-	managedOnly.AIService = ""
-	sink.Log(managedOnly)
-
-	require.Len(t, next.recs, 6, "every record is handed on")
-	assert.InDelta(t, 600*2.5e-6+400*1.25e-6+100*10e-6, next.recs[0].Cost, 1e-12, "priced by ai_service, not the @slug")
-	assert.InDelta(t, (1000*0.001+100*0.002)/100, next.recs[1].Cost, 1e-12, "the workspace's override")
-	assert.InDelta(t, 600*1e-6+400*0.1e-6+100*5e-6, next.recs[2].Cost, 1e-12, "priced by provider when it names an adapter")
-	assert.Equal(t, 42.0, next.recs[3].Cost, "a record that has a cost keeps it")
-	assert.Zero(t, next.recs[4].Cost)
-	assert.Zero(t, next.recs[5].Cost, "a managed provider's slug is no adapter")
-	assert.Equal(t, base.Model, next.recs[0].Model)
+	book := newBook(t, pricing.Config{}, pricing.Options{Overrides: ov})
+	u := providers.Usage{PromptTokens: 1000, CompletionTokens: 100, CachedTokens: 400}
+	assert.InDelta(t, 600*2.5e-6+400*1.25e-6+100*10e-6, book.UsageCost("org", "", "openai", "gpt-4o", u), 1e-12, "shipped prices")
+	assert.InDelta(t, (1000*0.001+100*0.002)/100, book.UsageCost("org", "ws-1", "openai", "gpt-4o", u), 1e-12, "the workspace's override")
+	assert.InDelta(t, 600*1e-6+400*0.1e-6+100*5e-6, book.UsageCost("org", "", "anthropic", "claude-haiku-4-5", u), 1e-12, "another provider's model")
+	assert.Zero(t, book.UsageCost("org", "", "openai", "mystery", u), "an unknown model costs nothing known")
+	assert.Zero(t, book.UsageCost("org", "", "@prod-openai", "gpt-4o", u), "a managed provider's slug is no adapter")
 }
 
 func TestConfigValidate(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/gateway/openai"
 	"github.com/causeway/causeway/gateway/sse"
 )
 
@@ -121,12 +122,17 @@ func anthropicBase(t Target) string {
 // authorize sets the credential and version headers, after any forwarded ones.
 func (a *Anthropic) authorize(h http.Header, t Target) {
 	h.Set("X-Api-Key", t.APIKey)
-	// Versioning: https://docs.anthropic.com/en/api/versioning; a forwarded header may pin another.
+	// Versioning: https://docs.anthropic.com/en/api/versioning; a forwarded header, or the
+	// Target's anthropic_version, may pin another.
 	if h.Get("Anthropic-Version") == "" {
-		h.Set("Anthropic-Version", anthropicVersion)
+		version := t.Option(OptionAnthropicVersion)
+		if version == "" {
+			version = anthropicVersion
+		}
+		h.Set("Anthropic-Version", version)
 	}
 	// Beta features: https://docs.anthropic.com/en/api/beta-headers (comma-separated names).
-	if beta := t.Options["anthropic_beta"]; beta != "" {
+	if beta := t.Option(OptionAnthropicBeta); beta != "" {
 		h.Add("Anthropic-Beta", beta)
 	}
 }
@@ -236,7 +242,7 @@ type anthropicMetadata struct {
 
 // anthropicBuild translates the OpenAI request in c into a Messages request body.
 func anthropicBuild(t Target, c Call, stream bool) ([]byte, anthropicTranslation, error) {
-	req, err := moreDecodeChat(c.Body)
+	req, err := c.ChatRequest()
 	if err != nil {
 		return nil, anthropicTranslation{}, err
 	}
@@ -244,28 +250,22 @@ func anthropicBuild(t Target, c Call, stream bool) ([]byte, anthropicTranslation
 	if model == "" {
 		model = req.Model
 	}
-	tr := anthropicTranslation{strict: t.StrictOpenAI, model: model}
-	if req.N != nil && *req.N > 1 {
+	tr := anthropicTranslation{strict: t.StrictOpenAI, model: model, includeUsage: req.StreamOptions.IncludeUsage}
+	if req.N > 1 {
 		return nil, tr, &domain.Error{Code: domain.CodeUnsupported, Param: "n", Message: "anthropic returns one choice; n must be 1"}
 	}
 	out := anthropicRequest{Model: model, Stream: stream, Temperature: req.Temperature, TopP: req.TopP,
-		MaxTokens: anthropicDefaultMaxTokens}
+		MaxTokens: anthropicDefaultMaxTokens, StopSequences: req.Stop}
 	if mt := moreMaxTokens(req); mt != nil {
 		out.MaxTokens = *mt
-	}
-	if out.StopSequences, err = moreStop(req.Stop); err != nil {
-		return nil, tr, err
 	}
 	if req.User != "" {
 		out.Metadata = &anthropicMetadata{UserID: req.User}
 	}
 	// Extended thinking (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking)
 	// is beyond OpenAI's fields: a strict Target drops it.
-	if !t.StrictOpenAI && len(req.Thinking) > 0 && !bytes.Equal(bytes.TrimSpace(req.Thinking), []byte("null")) {
-		out.Thinking = req.Thinking
-	}
-	if req.StreamOptions != nil {
-		tr.includeUsage = req.StreamOptions.IncludeUsage
+	if !t.StrictOpenAI && req.Thinking != nil {
+		out.Thinking = req.Thinking.Raw
 	}
 
 	fns, legacy, err := moreFunctions(req)
@@ -275,28 +275,25 @@ func anthropicBuild(t Target, c Call, stream bool) ([]byte, anthropicTranslation
 	tr.legacy = legacy
 	for _, f := range fns {
 		schema := f.Parameters
-		if len(bytes.TrimSpace(schema)) == 0 || bytes.Equal(bytes.TrimSpace(schema), []byte("null")) {
+		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object","properties":{}}`) // input_schema is required
 		}
 		out.Tools = append(out.Tools, anthropicTool{Name: f.Name, Description: f.Description, InputSchema: schema})
 	}
-	choice, err := moreReadChoice(req)
-	if err != nil {
-		return nil, tr, err
-	}
 	// tool_choice: https://docs.anthropic.com/en/docs/build-with-claude/tool-use#forcing-tool-use
 	if len(out.Tools) > 0 {
+		choice := req.Choice()
 		switch choice.Mode {
-		case "none":
+		case openai.ChoiceNone:
 			out.ToolChoice = &anthropicChoice{Type: "none"}
-		case "auto":
+		case openai.ChoiceAuto:
 			out.ToolChoice = &anthropicChoice{Type: "auto"}
-		case "required":
+		case openai.ChoiceRequired:
 			out.ToolChoice = &anthropicChoice{Type: "any"}
-		case "function":
+		case openai.ChoiceFunction:
 			out.ToolChoice = &anthropicChoice{Type: "tool", Name: choice.Name}
 		}
-		if req.ParallelToolCalls != nil && !*req.ParallelToolCalls && choice.Mode != "none" {
+		if req.ParallelToolCalls != nil && !*req.ParallelToolCalls && choice.Mode != openai.ChoiceNone {
 			if out.ToolChoice == nil {
 				out.ToolChoice = &anthropicChoice{Type: "auto"}
 			}
@@ -315,23 +312,21 @@ func anthropicBuild(t Target, c Call, stream bool) ([]byte, anthropicTranslation
 // user/assistant turns. Tool results are user turns of tool_result blocks; consecutive ones
 // share one turn, as Anthropic wants every result of a turn's tool calls in the next message
 // (https://docs.anthropic.com/en/docs/build-with-claude/tool-use#handling-tool-use-and-tool-result-content-blocks).
-func anthropicMessages(msgs []moreMessage, strict bool) ([]anthropicBlock, []anthropicMessage, error) {
+func anthropicMessages(msgs []openai.Message, strict bool) ([]anthropicBlock, []anthropicMessage, error) {
 	var (
 		system   []anthropicBlock
 		out      []anthropicMessage
 		lastTool bool                    // the last turn holds tool results, so the next one joins it
 		legacyID = map[string][]string{} // function name → ids of unanswered legacy function calls
 	)
-	for i, m := range msgs {
+	for i := range msgs {
+		m := &msgs[i]
 		param := fmt.Sprintf("messages[%d]", i)
-		parts, err := moreParts(m.Content, param+".content")
-		if err != nil {
-			return nil, nil, err
-		}
+		parts := m.Parts()
 		switch m.Role {
-		case "system", "developer":
+		case openai.RoleSystem, openai.RoleDeveloper:
 			for j, p := range parts {
-				if p.Type != "text" {
+				if p.Type != openai.PartText {
 					return nil, nil, domain.Invalid(fmt.Sprintf("%s.content[%d].type", param, j), "a system message holds only text")
 				}
 				if p.Text != "" {
@@ -339,7 +334,7 @@ func anthropicMessages(msgs []moreMessage, strict bool) ([]anthropicBlock, []ant
 				}
 			}
 			continue
-		case "user":
+		case openai.RoleUser:
 			blocks, err := anthropicUserBlocks(parts, param)
 			if err != nil {
 				return nil, nil, err
@@ -347,7 +342,7 @@ func anthropicMessages(msgs []moreMessage, strict bool) ([]anthropicBlock, []ant
 			if len(blocks) > 0 {
 				out = append(out, anthropicMessage{Role: "user", Content: blocks})
 			}
-		case "assistant":
+		case openai.RoleAssistant:
 			blocks, err := anthropicAssistantBlocks(m, parts, param, strict, legacyID)
 			if err != nil {
 				return nil, nil, err
@@ -355,9 +350,9 @@ func anthropicMessages(msgs []moreMessage, strict bool) ([]anthropicBlock, []ant
 			if len(blocks) > 0 {
 				out = append(out, anthropicMessage{Role: "assistant", Content: blocks})
 			}
-		case "tool", "function":
+		case openai.RoleTool, openai.RoleFunction:
 			id := m.ToolCallID
-			if m.Role == "function" {
+			if m.Role == openai.RoleFunction {
 				if ids := legacyID[m.Name]; len(ids) > 0 {
 					id, legacyID[m.Name] = ids[0], ids[1:]
 				}
@@ -385,16 +380,16 @@ func anthropicMessages(msgs []moreMessage, strict bool) ([]anthropicBlock, []ant
 	return system, out, nil
 }
 
-func anthropicUserBlocks(parts []morePart, param string) ([]anthropicBlock, error) {
+func anthropicUserBlocks(parts []openai.Part, param string) ([]anthropicBlock, error) {
 	var blocks []anthropicBlock
 	for j, p := range parts {
 		switch p.Type {
-		case "text":
+		case openai.PartText:
 			// Anthropic refuses empty text blocks.
 			if p.Text != "" {
 				blocks = append(blocks, anthropicBlock{Type: "text", Text: p.Text, CacheControl: p.CacheControl})
 			}
-		case "image_url":
+		case openai.PartImageURL:
 			b, err := anthropicImage(p, fmt.Sprintf("%s.content[%d].image_url", param, j))
 			if err != nil {
 				return nil, err
@@ -411,7 +406,7 @@ func anthropicUserBlocks(parts []morePart, param string) ([]anthropicBlock, erro
 // anthropicImage turns an image_url part into an image block (https://docs.anthropic.com/en/docs/build-with-claude/vision):
 // a data: URL becomes a base64 source, an http(s) URL a url source. A PDF data: URL becomes
 // a document block (https://docs.anthropic.com/en/docs/build-with-claude/pdf-support).
-func anthropicImage(p morePart, param string) (anthropicBlock, error) {
+func anthropicImage(p openai.Part, param string) (anthropicBlock, error) {
 	if p.ImageURL == nil || p.ImageURL.URL == "" {
 		return anthropicBlock{}, domain.Invalid(param+".url", "an image_url part needs a url")
 	}
@@ -430,23 +425,23 @@ func anthropicImage(p morePart, param string) (anthropicBlock, error) {
 	return anthropicBlock{}, domain.Invalid(param+".url", "an image url must be a base64 data: URL or an http(s) URL")
 }
 
-func anthropicAssistantBlocks(m moreMessage, parts []morePart, param string, strict bool, legacyID map[string][]string) ([]anthropicBlock, error) {
+func anthropicAssistantBlocks(m *openai.Message, parts []openai.Part, param string, strict bool, legacyID map[string][]string) ([]anthropicBlock, error) {
 	var blocks []anthropicBlock
 	for j, p := range parts {
 		switch p.Type {
-		case "text":
+		case openai.PartText:
 			if p.Text != "" {
 				blocks = append(blocks, anthropicBlock{Type: "text", Text: p.Text, CacheControl: p.CacheControl})
 			}
-		case "refusal":
+		case openai.PartRefusal:
 			if p.Refusal != "" {
 				blocks = append(blocks, anthropicBlock{Type: "text", Text: p.Refusal})
 			}
-		case "thinking":
+		case openai.PartThinking:
 			if !strict {
 				blocks = append(blocks, anthropicBlock{Type: "thinking", Thinking: p.Thinking, Signature: p.Signature})
 			}
-		case "redacted_thinking":
+		case openai.PartRedactedThinking:
 			if !strict {
 				blocks = append(blocks, anthropicBlock{Type: "redacted_thinking", Data: p.Data})
 			}

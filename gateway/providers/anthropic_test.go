@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/gateway/openai"
 	"github.com/causeway/causeway/gateway/providers"
 	"github.com/causeway/causeway/gateway/providers/providertest"
 )
@@ -328,7 +329,8 @@ func TestAnthropicRequestRefusals(t *testing.T) {
 			domain.CodeInvalid, "messages[0].content[0].image_url.url"},
 		{"an unknown role", `{"messages":[{"role":"robot","content":"Hi"}]}`, domain.CodeInvalid, "messages[0].role"},
 		{"a tool message without tool_call_id", `{"messages":[{"role":"tool","content":"x"}]}`, domain.CodeInvalid, "messages[0].tool_call_id"},
-		{"a non-function tool", `{"messages":[{"role":"user","content":"Hi"}],"tools":[{"type":"code_interpreter"}]}`, domain.CodeUnsupported, "tools[0].type"},
+		{"a non-function tool, which the gateway's parser refuses first", `{"messages":[{"role":"user","content":"Hi"}],"tools":[{"type":"code_interpreter"}]}`,
+			domain.CodeInvalid, "tools[0].type"},
 		{"a bad tool_choice", `{"messages":[{"role":"user","content":"Hi"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"always"}`,
 			domain.CodeInvalid, "tool_choice"},
 	}
@@ -343,6 +345,20 @@ func TestAnthropicRequestRefusals(t *testing.T) {
 			assert.Empty(t, s.Requests(), "nothing is sent upstream")
 		})
 	}
+
+	t.Run("a non-function tool", func(t *testing.T) {
+		s := providertest.NewAnthropic(t)
+		call := anthropicCall("")
+		call.Chat = &openai.ChatRequest{Model: "claude-x", N: 1, Messages: []openai.Message{{Role: "user", Text: "Hi"}},
+			Tools: []openai.Tool{{Type: "code_interpreter"}}}
+		call.Body = json.RawMessage(`{"model":"claude-x","messages":[{"role":"user","content":"Hi"}],"tools":[{"type":"code_interpreter"}]}`)
+		_, err := providers.NewAnthropic(nil).Chat(context.Background(), anthropicTarget(s), call)
+		var de *domain.Error
+		require.ErrorAs(t, err, &de)
+		assert.Equal(t, domain.CodeUnsupported, de.Code)
+		assert.Equal(t, "tools[0].type", de.Param)
+		assert.Empty(t, s.Requests(), "nothing is sent upstream")
+	})
 }
 
 func TestAnthropicAnswerTranslation(t *testing.T) {

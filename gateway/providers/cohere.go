@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/gateway/openai"
 )
 
 // CohereBaseURL is Cohere's API (docs.cohere.com/reference/rerank).
@@ -69,18 +69,6 @@ func (p *Cohere) Embed(ctx context.Context, t Target, c Call) (*Response, error)
 	return p.compat.Embed(ctx, compatTarget(t), c)
 }
 
-// rerankRequest is the gateway's rerank body (specification 2.5).
-type rerankRequest struct {
-	Model           string            `json:"model"`
-	Query           string            `json:"query"`
-	Documents       []json.RawMessage `json:"documents"`
-	TopN            *int              `json:"top_n"`
-	ReturnDocuments bool              `json:"return_documents"`
-	MaxChunksPerDoc *int              `json:"max_chunks_per_doc"`
-	MaxTokensPerDoc *int              `json:"max_tokens_per_doc"`
-	Priority        json.RawMessage   `json:"priority"`
-}
-
 // cohereRerankRequest is Cohere's POST /v2/rerank body (docs.cohere.com/reference/rerank):
 // documents are strings, and the v1 fields return_documents and max_chunks_per_doc are gone.
 type cohereRerankRequest struct {
@@ -111,21 +99,23 @@ type cohereUnits struct {
 // gets the document back as v1 gave it ({"document":{"text":...}}). max_chunks_per_doc, a v1
 // field with no v2 equivalent, is not sent.
 func (p *Cohere) Rerank(ctx context.Context, t Target, c Call) (*Response, error) {
-	var in rerankRequest
-	if err := json.Unmarshal(c.Body, &in); err != nil {
-		return nil, domain.Invalid("body", "the rerank body must be a JSON object")
+	in, err := c.RerankRequest()
+	if err != nil {
+		return nil, err
 	}
-	out := cohereRerankRequest{Model: in.Model, Query: in.Query, TopN: in.TopN,
-		MaxTokensPerDoc: in.MaxTokensPerDoc, Priority: in.Priority}
+	out := cohereRerankRequest{Model: in.Model, Query: in.Query, Documents: make([]string, 0, len(in.Documents))}
+	out.Priority, _ = in.Extra.Get("priority")
+	if in.TopN > 0 {
+		out.TopN = &in.TopN
+	}
+	if in.MaxTokensPerDoc > 0 {
+		out.MaxTokensPerDoc = &in.MaxTokensPerDoc
+	}
 	if c.Model != "" {
 		out.Model = c.Model
 	}
-	for i, d := range in.Documents {
-		text, err := documentText(d)
-		if err != nil {
-			return nil, domain.Invalid(fmt.Sprintf("documents[%d]", i), "a document is a string or an object with a text field")
-		}
-		out.Documents = append(out.Documents, text)
+	for _, d := range in.Documents {
+		out.Documents = append(out.Documents, documentText(d))
 	}
 	body, err := json.Marshal(out)
 	if err != nil {
@@ -192,29 +182,11 @@ func (r *cohereRerankResponse) usage() Usage {
 
 // documentText is a document as Cohere v2 takes it: a string as is, an object by its text,
 // and any other object as its JSON (v2 asks structured documents to be sent as text).
-func documentText(raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "", fmt.Errorf("empty document")
+func documentText(d openai.Document) string {
+	if d.Object == nil || d.HasText {
+		return d.Text
 	}
-	switch raw[0] {
-	case '"':
-		var s string
-		err := json.Unmarshal(raw, &s)
-		return s, err
-	case '{':
-		var doc struct {
-			Text *string `json:"text"`
-		}
-		if err := json.Unmarshal(raw, &doc); err != nil {
-			return "", err
-		}
-		if doc.Text != nil {
-			return *doc.Text, nil
-		}
-		return string(raw), nil
-	}
-	return "", fmt.Errorf("a document is a string or an object")
+	return string(d.Object)
 }
 
 // withDocuments adds each result's document ({"document":{"text":...}}) to Cohere's answer,

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/gateway/openai"
 )
 
 // More returns the adapters that translate OpenAI's chat into another provider's own API,
@@ -28,214 +28,42 @@ func More() map[string]Provider {
 }
 
 // The rest of this file holds what the translating adapters share: the OpenAI side of the
-// translation (request fields read, answer and chunk shapes written), and the plumbing of one
-// upstream call. Names carry the "more" prefix so they stay apart from the OpenAI-compatible
-// adapter's own.
+// translation (helpers over the request's Go model, which the openai package reads; the answer
+// and chunk shapes written), and the plumbing of one upstream call. Names carry the "more"
+// prefix so they stay apart from the OpenAI-compatible adapter's own.
 
 // moreMaxBody bounds a whole (non-streamed) upstream answer, so that a provider cannot make the
 // gateway buffer without limit.
 const moreMaxBody = 32 << 20
 
-// moreChatRequest is the part of an OpenAI chat request (spec 2.2) that translating adapters read.
-type moreChatRequest struct {
-	Model               string          `json:"model"`
-	Messages            []moreMessage   `json:"messages"`
-	MaxTokens           *int            `json:"max_tokens"`
-	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	Temperature         *float64        `json:"temperature"`
-	TopP                *float64        `json:"top_p"`
-	N                   *int            `json:"n"`
-	Stop                json.RawMessage `json:"stop"`
-	PresencePenalty     *float64        `json:"presence_penalty"`
-	FrequencyPenalty    *float64        `json:"frequency_penalty"`
-	Seed                *int64          `json:"seed"`
-	StreamOptions       *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-	Tools             []moreTool      `json:"tools"`
-	ToolChoice        json.RawMessage `json:"tool_choice"`
-	ParallelToolCalls *bool           `json:"parallel_tool_calls"`
-	Functions         []moreFunction  `json:"functions"`
-	FunctionCall      json.RawMessage `json:"function_call"`
-	ResponseFormat    *struct {
-		Type       string `json:"type"`
-		JSONSchema *struct {
-			Schema json.RawMessage `json:"schema"`
-		} `json:"json_schema"`
-	} `json:"response_format"`
-	User     string          `json:"user"`
-	Thinking json.RawMessage `json:"thinking"`
+// moreFunctionArg is a function call in an answer: its name and its JSON-string arguments.
+type moreFunctionArg struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
-type moreMessage struct {
-	Role         string           `json:"role"`
-	Content      json.RawMessage  `json:"content"`
-	Name         string           `json:"name"`
-	ToolCalls    []moreToolCall   `json:"tool_calls"`
-	ToolCallID   string           `json:"tool_call_id"`
-	FunctionCall *moreFunctionArg `json:"function_call"`
-}
-
-// morePart is one content part of a message. Thinking parts are not OpenAI's: a client that
-// got content_blocks from a thinking model sends them back so that the provider can check
-// their signatures.
-type morePart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	Refusal  string `json:"refusal"`
-	ImageURL *struct {
-		URL string `json:"url"`
-	} `json:"image_url"`
-	Thinking     string          `json:"thinking"`
-	Signature    string          `json:"signature"`
-	Data         string          `json:"data"`
-	CacheControl json.RawMessage `json:"cache_control"`
-}
-
-type moreTool struct {
-	Type     string       `json:"type"`
-	Function moreFunction `json:"function"`
-}
-
-type moreFunction struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Parameters  json.RawMessage `json:"parameters,omitempty"`
-}
-
+// moreToolCall is a tool call in an answer.
 type moreToolCall struct {
 	ID       string          `json:"id"`
 	Type     string          `json:"type"`
 	Function moreFunctionArg `json:"function"`
 }
 
-type moreFunctionArg struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-// moreToolChoice is tool_choice (or the deprecated function_call) reduced to its meaning.
-type moreToolChoice struct {
-	Mode string // "", none, auto, required, function
-	Name string // the forced function, for mode function
-}
-
-// moreDecodeChat reads an OpenAI chat request; the gateway has validated its bounds already,
-// so only what the translation needs is checked here.
-func moreDecodeChat(body []byte) (*moreChatRequest, error) {
-	var req moreChatRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, domain.Invalid("", "the request body is not a valid chat completion request: %s", moreJSONProblem(err))
-	}
-	if len(req.Messages) == 0 {
-		return nil, domain.Invalid("messages", "at least one message is required")
-	}
-	return &req, nil
-}
-
-// moreJSONProblem describes a decoding failure without quoting the body.
-func moreJSONProblem(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Sprintf("%s has the wrong type", te.Field)
-	}
-	return "malformed JSON"
-}
-
-// moreParts reads a message's content: a string is one text part; null or absent is none.
-func moreParts(raw json.RawMessage, param string) ([]morePart, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return nil, nil
-	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, domain.Invalid(param, "content must be a string or an array of content parts")
-		}
-		return []morePart{{Type: "text", Text: s}}, nil
-	}
-	var parts []morePart
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return nil, domain.Invalid(param, "content must be a string or an array of content parts")
-	}
-	return parts, nil
-}
-
 // moreText joins the text parts of a message's content (tool results and system prompts are
 // text to the providers that take them as one string).
-func moreText(parts []morePart) string {
+func moreText(parts []openai.Part) string {
 	var b strings.Builder
 	for _, p := range parts {
-		if p.Type == "text" {
+		if p.Type == openai.PartText {
 			b.WriteString(p.Text)
 		}
 	}
 	return b.String()
 }
 
-// moreStop reads stop: a string or an array of strings.
-func moreStop(raw json.RawMessage) ([]string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return nil, nil
-	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, domain.Invalid("stop", "stop must be a string or an array of strings")
-		}
-		return []string{s}, nil
-	}
-	var list []string
-	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, domain.Invalid("stop", "stop must be a string or an array of strings")
-	}
-	return list, nil
-}
-
-// moreReadChoice reads tool_choice, or the deprecated function_call when tool_choice is absent:
-// the strings none, auto and required, or an object that forces one function.
-func moreReadChoice(req *moreChatRequest) (moreToolChoice, error) {
-	raw, param := bytes.TrimSpace(req.ToolChoice), "tool_choice"
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		raw, param = bytes.TrimSpace(req.FunctionCall), "function_call"
-	}
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return moreToolChoice{}, nil
-	}
-	if raw[0] == '"' {
-		var s string
-		_ = json.Unmarshal(raw, &s)
-		switch s {
-		case "none", "auto", "required":
-			return moreToolChoice{Mode: s}, nil
-		}
-		return moreToolChoice{}, domain.Invalid(param, "%s must be none, auto, required or a named function", param)
-	}
-	var obj struct {
-		Type     string `json:"type"`
-		Name     string `json:"name"`
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	}
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return moreToolChoice{}, domain.Invalid(param, "%s must be none, auto, required or a named function", param)
-	}
-	name := obj.Function.Name
-	if name == "" {
-		name = obj.Name // function_call's {"name": ...}
-	}
-	if name == "" {
-		return moreToolChoice{}, domain.Invalid(param, "%s must name the function to call", param)
-	}
-	return moreToolChoice{Mode: "function", Name: name}, nil
-}
-
 // moreFunctions lists the request's functions: tools, or the deprecated functions when there
 // are no tools. legacy reports the latter, whose answers carry function_call, not tool_calls.
-func moreFunctions(req *moreChatRequest) (fns []moreFunction, legacy bool, err error) {
+func moreFunctions(req *openai.ChatRequest) (fns []openai.Function, legacy bool, err error) {
 	if len(req.Tools) > 0 {
 		for i, t := range req.Tools {
 			if t.Type != "" && t.Type != "function" {
@@ -249,12 +77,13 @@ func moreFunctions(req *moreChatRequest) (fns []moreFunction, legacy bool, err e
 	return req.Functions, len(req.Functions) > 0, nil
 }
 
-// moreMaxTokens is max_completion_tokens, or the deprecated max_tokens.
-func moreMaxTokens(req *moreChatRequest) *int {
-	if req.MaxCompletionTokens != nil {
-		return req.MaxCompletionTokens
+// moreMaxTokens is max_completion_tokens, or the deprecated max_tokens; nil when neither was
+// sent.
+func moreMaxTokens(req *openai.ChatRequest) *int {
+	if n := req.OutputLimit(); n > 0 {
+		return &n
 	}
-	return req.MaxTokens
+	return nil
 }
 
 // moreArgs turns a tool call's JSON-string arguments into the JSON object providers take.

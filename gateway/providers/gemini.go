@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/gateway/openai"
 	"github.com/causeway/causeway/gateway/sse"
 )
 
@@ -248,7 +249,7 @@ type geminiThinking struct {
 }
 
 func geminiBuild(t Target, c Call) ([]byte, geminiTranslation, error) {
-	req, err := moreDecodeChat(c.Body)
+	req, err := c.ChatRequest()
 	if err != nil {
 		return nil, geminiTranslation{}, err
 	}
@@ -257,22 +258,18 @@ func geminiBuild(t Target, c Call) ([]byte, geminiTranslation, error) {
 		model = req.Model
 	}
 	model = strings.TrimPrefix(model, "models/")
-	tr := geminiTranslation{strict: t.StrictOpenAI, model: model}
+	tr := geminiTranslation{strict: t.StrictOpenAI, model: model, includeUsage: req.StreamOptions.IncludeUsage}
 	if model == "" {
 		return nil, tr, domain.Invalid("model", "a model is required")
-	}
-	if req.StreamOptions != nil {
-		tr.includeUsage = req.StreamOptions.IncludeUsage
 	}
 	out := geminiRequest{}
 
 	gc := geminiGenConfig{Temperature: req.Temperature, TopP: req.TopP, MaxOutputTokens: moreMaxTokens(req),
-		PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty, Seed: req.Seed}
-	if gc.StopSequences, err = moreStop(req.Stop); err != nil {
-		return nil, tr, err
-	}
-	if req.N != nil && *req.N > 1 {
-		gc.CandidateCount = req.N
+		PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty, Seed: req.Seed,
+		StopSequences: req.Stop}
+	if req.N > 1 {
+		n := req.N
+		gc.CandidateCount = &n
 	}
 	if rf := req.ResponseFormat; rf != nil {
 		switch rf.Type {
@@ -280,9 +277,7 @@ func geminiBuild(t Target, c Call) ([]byte, geminiTranslation, error) {
 			gc.ResponseMimeType = "application/json"
 		case "json_schema":
 			gc.ResponseMimeType = "application/json"
-			if rf.JSONSchema != nil {
-				gc.ResponseJSONSchema = rf.JSONSchema.Schema
-			}
+			gc.ResponseJSONSchema = rf.Schema
 		}
 	}
 	if !t.StrictOpenAI {
@@ -302,26 +297,18 @@ func geminiBuild(t Target, c Call) ([]byte, geminiTranslation, error) {
 	if len(fns) > 0 {
 		decls := make([]geminiFunctionDecl, 0, len(fns))
 		for _, f := range fns {
-			d := geminiFunctionDecl{Name: f.Name, Description: f.Description}
-			if p := bytes.TrimSpace(f.Parameters); len(p) > 0 && !bytes.Equal(p, []byte("null")) {
-				d.ParametersJSONSchema = f.Parameters
-			}
-			decls = append(decls, d)
+			decls = append(decls, geminiFunctionDecl{Name: f.Name, Description: f.Description, ParametersJSONSchema: f.Parameters})
 		}
 		out.Tools = []geminiTool{{FunctionDeclarations: decls}}
-		choice, err := moreReadChoice(req)
-		if err != nil {
-			return nil, tr, err
-		}
 		// Function calling modes: https://ai.google.dev/gemini-api/docs/function-calling#function_calling_modes
-		switch choice.Mode {
-		case "none":
+		switch choice := req.Choice(); choice.Mode {
+		case openai.ChoiceNone:
 			out.ToolConfig = &geminiToolConfig{geminiCallingConfig{Mode: "NONE"}}
-		case "auto":
+		case openai.ChoiceAuto:
 			out.ToolConfig = &geminiToolConfig{geminiCallingConfig{Mode: "AUTO"}}
-		case "required":
+		case openai.ChoiceRequired:
 			out.ToolConfig = &geminiToolConfig{geminiCallingConfig{Mode: "ANY"}}
-		case "function":
+		case openai.ChoiceFunction:
 			out.ToolConfig = &geminiToolConfig{geminiCallingConfig{Mode: "ANY", AllowedFunctionNames: []string{choice.Name}}}
 		}
 	}
@@ -336,17 +323,9 @@ func geminiBuild(t Target, c Call) ([]byte, geminiTranslation, error) {
 // geminiThinkingConfig maps thinking {type, budget_tokens} to thinkingConfig
 // (https://ai.google.dev/gemini-api/docs/thinking#set-budget): enabled asks for the thoughts
 // and sets the budget; disabled sets the budget to zero.
-func geminiThinkingConfig(raw json.RawMessage) (*geminiThinking, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+func geminiThinkingConfig(th *openai.Thinking) (*geminiThinking, error) {
+	if th == nil {
 		return nil, nil
-	}
-	var th struct {
-		Type         string `json:"type"`
-		BudgetTokens *int   `json:"budget_tokens"`
-	}
-	if err := json.Unmarshal(raw, &th); err != nil {
-		return nil, domain.Invalid("thinking", "thinking must be an object with type and budget_tokens")
 	}
 	switch th.Type {
 	case "disabled":
@@ -362,26 +341,24 @@ func geminiThinkingConfig(raw json.RawMessage) (*geminiThinking, error) {
 // The answers to one turn's function calls go together in one user turn, as Gemini wants as
 // many function responses as there were calls
 // (https://ai.google.dev/gemini-api/docs/function-calling#multi-turn).
-func geminiContents(msgs []moreMessage) (*geminiContent, []geminiContent, error) {
+func geminiContents(msgs []openai.Message) (*geminiContent, []geminiContent, error) {
 	var (
 		system   *geminiContent
 		out      []geminiContent
 		lastTool bool
 		names    = map[string]string{} // tool call id → function name
 	)
-	for i, m := range msgs {
+	for i := range msgs {
+		m := &msgs[i]
 		param := fmt.Sprintf("messages[%d]", i)
-		parts, err := moreParts(m.Content, param+".content")
-		if err != nil {
-			return nil, nil, err
-		}
+		parts := m.Parts()
 		switch m.Role {
-		case "system", "developer":
+		case openai.RoleSystem, openai.RoleDeveloper:
 			if system == nil {
 				system = &geminiContent{}
 			}
 			for j, p := range parts {
-				if p.Type != "text" {
+				if p.Type != openai.PartText {
 					return nil, nil, domain.Invalid(fmt.Sprintf("%s.content[%d].type", param, j), "a system message holds only text")
 				}
 				if p.Text != "" {
@@ -389,7 +366,7 @@ func geminiContents(msgs []moreMessage) (*geminiContent, []geminiContent, error)
 				}
 			}
 			continue
-		case "user":
+		case openai.RoleUser:
 			gp, err := geminiUserParts(parts, param)
 			if err != nil {
 				return nil, nil, err
@@ -397,7 +374,7 @@ func geminiContents(msgs []moreMessage) (*geminiContent, []geminiContent, error)
 			if len(gp) > 0 {
 				out = append(out, geminiContent{Role: "user", Parts: gp})
 			}
-		case "assistant":
+		case openai.RoleAssistant:
 			gp, err := geminiModelParts(m, parts, param, names)
 			if err != nil {
 				return nil, nil, err
@@ -405,9 +382,9 @@ func geminiContents(msgs []moreMessage) (*geminiContent, []geminiContent, error)
 			if len(gp) > 0 {
 				out = append(out, geminiContent{Role: "model", Parts: gp})
 			}
-		case "tool", "function":
+		case openai.RoleTool, openai.RoleFunction:
 			name := m.Name
-			if m.Role == "tool" {
+			if m.Role == openai.RoleTool {
 				if n, ok := names[m.ToolCallID]; ok {
 					name = n
 				}
@@ -453,15 +430,15 @@ func geminiResult(text string) json.RawMessage {
 	return b
 }
 
-func geminiUserParts(parts []morePart, param string) ([]geminiPart, error) {
+func geminiUserParts(parts []openai.Part, param string) ([]geminiPart, error) {
 	var out []geminiPart
 	for j, p := range parts {
 		switch p.Type {
-		case "text":
+		case openai.PartText:
 			if p.Text != "" {
 				out = append(out, geminiPart{Text: p.Text})
 			}
-		case "image_url":
+		case openai.PartImageURL:
 			gp, err := geminiImage(p, fmt.Sprintf("%s.content[%d].image_url", param, j))
 			if err != nil {
 				return nil, err
@@ -478,7 +455,7 @@ func geminiUserParts(parts []morePart, param string) ([]geminiPart, error) {
 // geminiImage turns an image_url part into inline data (a data: URL,
 // https://ai.google.dev/gemini-api/docs/image-understanding#inline-image) or file data (any
 // other URL, which Gemini fetches itself; its MIME type is guessed from the extension).
-func geminiImage(p morePart, param string) (geminiPart, error) {
+func geminiImage(p openai.Part, param string) (geminiPart, error) {
 	if p.ImageURL == nil || p.ImageURL.URL == "" {
 		return geminiPart{}, domain.Invalid(param+".url", "an image_url part needs a url")
 	}
@@ -513,19 +490,19 @@ func geminiMimeType(u string) string {
 	return "image/jpeg"
 }
 
-func geminiModelParts(m moreMessage, parts []morePart, param string, names map[string]string) ([]geminiPart, error) {
+func geminiModelParts(m *openai.Message, parts []openai.Part, param string, names map[string]string) ([]geminiPart, error) {
 	var out []geminiPart
 	for j, p := range parts {
 		switch p.Type {
-		case "text":
+		case openai.PartText:
 			if p.Text != "" {
 				out = append(out, geminiPart{Text: p.Text})
 			}
-		case "refusal":
+		case openai.PartRefusal:
 			if p.Refusal != "" {
 				out = append(out, geminiPart{Text: p.Refusal})
 			}
-		case "thinking", "redacted_thinking":
+		case openai.PartThinking, openai.PartRedactedThinking:
 			// Gemini's thoughts are not sent back; their signatures travel on function calls.
 		default:
 			return nil, &domain.Error{Code: domain.CodeUnsupported, Param: fmt.Sprintf("%s.content[%d].type", param, j),

@@ -65,16 +65,6 @@ const (
 // version of Azure OpenAI's data-plane inference API.
 const AzureDefaultAPIVersion = "2024-10-21"
 
-// Target.Options keys read by the OpenAI-compatible adapters. The Azure ones match the
-// x-gateway-azure-resource-name, -deployment-id and -api-version headers.
-const (
-	OptionAzureResource   = "resource_name"
-	OptionAzureDeployment = "deployment_id"
-	OptionAzureAPIVersion = "api_version"
-	OptionOpenAIOrg       = "organization" // OpenAI-Organization header
-	OptionOpenAIProject   = "project"      // OpenAI-Project header
-)
-
 // OpenAICompatible is the adapter for OpenAI and every provider that speaks its dialect. The
 // body goes out as the client sent it (OpenAI's JSON is the gateway's own), except for the
 // model, the stream flag, stream usage and, in strict mode, fields OpenAI does not define; the
@@ -209,7 +199,7 @@ const azureStreamUsageSince = "2024-09-01"
 // (versions are dates, so they compare as strings).
 func (p *OpenAICompatible) streamOptions(t Target) streamOptionsPolicy {
 	if p.d.azure {
-		if v := t.Options[OptionAzureAPIVersion]; v != "" && v < azureStreamUsageSince {
+		if v := t.Option(OptionAzureAPIVersion); v != "" && v < azureStreamUsageSince {
 			return keepStreamOptions
 		}
 	}
@@ -254,10 +244,10 @@ func (p *OpenAICompatible) authorize(h http.Header, t Target) {
 			h.Set("Authorization", "Bearer "+t.APIKey)
 		}
 	}
-	if org := t.Options[OptionOpenAIOrg]; org != "" {
+	if org := t.Option(OptionOpenAIOrg); org != "" {
 		h.Set("OpenAI-Organization", org)
 	}
-	if project := t.Options[OptionOpenAIProject]; project != "" {
+	if project := t.Option(OptionOpenAIProject); project != "" {
 		h.Set("OpenAI-Project", project)
 	}
 }
@@ -300,7 +290,7 @@ func (p *OpenAICompatible) endpoint(t Target, model, path, query string) (string
 func (p *OpenAICompatible) azureEndpoint(t Target, model, path, query string) (string, error) {
 	base := strings.TrimRight(t.BaseURL, "/")
 	if base == "" {
-		resource := t.Options[OptionAzureResource]
+		resource := t.Option(OptionAzureResource)
 		if resource == "" {
 			return "", domain.Invalid("x-gateway-azure-resource-name", "azure-openai needs a resource name")
 		}
@@ -310,7 +300,7 @@ func (p *OpenAICompatible) azureEndpoint(t Target, model, path, query string) (s
 		base = "https://" + resource + ".openai.azure.com/openai"
 	}
 	if azureDeploymentScoped(path) {
-		deployment := t.Options[OptionAzureDeployment]
+		deployment := t.Option(OptionAzureDeployment)
 		if deployment == "" {
 			deployment = model
 		}
@@ -324,7 +314,7 @@ func (p *OpenAICompatible) azureEndpoint(t Target, model, path, query string) (s
 		return "", domain.Invalid("query", "the query string is malformed")
 	}
 	if q.Get("api-version") == "" {
-		version := t.Options[OptionAzureAPIVersion]
+		version := t.Option(OptionAzureAPIVersion)
 		if version == "" {
 			version = AzureDefaultAPIVersion
 		}

@@ -3,9 +3,10 @@
 // provider's answer (or stream) back into OpenAI's shape.
 //
 // An adapter implements Provider and, for what it can do beyond chat, the optional
-// capabilities below, which the gateway checks by type assertion. It imports net/http and
-// the standard library; it never reads configuration or databases: a Target carries
-// everything a call needs, credentials included.
+// capabilities below, which the gateway checks by type assertion. It imports net/http, the
+// standard library, domain/ (for its errors), gateway/openai (the Go model of the request) and
+// gateway/sse; it never reads configuration or databases: a Target carries everything a call
+// needs, credentials included.
 package providers
 
 import (
@@ -14,6 +15,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/causeway/causeway/gateway/openai"
 )
 
 // Endpoint kinds, as the specification's endpoint_type names them.
@@ -48,7 +51,15 @@ type Call struct {
 	Endpoint string          // one of the Endpoint kinds
 	Model    string          // after config overrides
 	Body     json.RawMessage // the OpenAI request body, overrides applied
-	Stream   bool
+	// The request body as the gateway parsed it, for the endpoint's kind (the others nil): what
+	// the translating adapters build their provider's request from, while the OpenAI-compatible
+	// ones send Body. Its Raw is Body. A call built from bytes alone leaves them nil, and an
+	// adapter then parses Body (ChatRequest, RerankRequest). WithOverrides keeps both in step.
+	Chat       *openai.ChatRequest
+	Completion *openai.CompletionRequest
+	Embedding  *openai.EmbeddingRequest
+	Rerank     *openai.RerankRequest
+	Stream     bool
 	// Path and Method are set for pass-through calls: the path after /v1, sent unchanged.
 	Path   string
 	Method string

@@ -10,17 +10,17 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-	"github.com/ThreeDotsLabs/watermill"
-	"github.com/ThreeDotsLabs/watermill/message"
-	"github.com/ThreeDotsLabs/watermill/pubsub/gochannel"
+	"github.com/google/uuid"
 
 	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/migrations/migrationstest"
@@ -193,44 +193,21 @@ func benchRecords(org string, first, n int) []gateway.LogRecord {
 	return rows
 }
 
-// subscribedSignal is the bus as the pipeline sees it, closing ready once the pipeline has
-// subscribed: GoChannel drops what is published on a topic nobody subscribes to yet.
-type subscribedSignal struct {
-	message.Subscriber
-	ready chan struct{}
-	once  sync.Once
-}
-
-func (s *subscribedSignal) Subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
-	msgs, err := s.Subscriber.Subscribe(ctx, topic)
-	s.once.Do(func() { close(s.ready) })
-	return msgs, err
-}
-
-// benchPipeline is a pipeline running on a real bus configured as cmd/causeway configures it.
+// benchPipeline is a pipeline running as cmd/causeway runs it.
 type benchPipeline struct {
-	bus *gochannel.GoChannel
 	p   *analytics.Pipeline
 	err chan error
 }
 
 func startBenchPipeline(tb testing.TB, w analytics.Writer, spool *analytics.Spool, opts analytics.Options) *benchPipeline {
 	tb.Helper()
-	bus := gochannel.NewGoChannel(gochannel.Config{OutputChannelBuffer: 1024}, watermill.NopLogger{})
-	tb.Cleanup(func() { _ = bus.Close() })
-	sub := &subscribedSignal{Subscriber: bus, ready: make(chan struct{})}
-	p, err := analytics.NewPipeline(sub, w, spool, opts)
+	p, err := analytics.NewPipeline(w, spool, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	bp := &benchPipeline{bus: bus, p: p, err: make(chan error, 1)}
+	bp := &benchPipeline{p: p, err: make(chan error, 1)}
 	go func() { bp.err <- p.Run(context.Background()) }()
 	tb.Cleanup(func() { _ = p.Close() })
-	select {
-	case <-sub.ready:
-	case <-time.After(10 * time.Second):
-		tb.Fatal("the pipeline did not subscribe to the bus")
-	}
 	return bp
 }
 
@@ -266,23 +243,22 @@ func awaitStats(tb testing.TB, p *analytics.Pipeline, timeout time.Duration, don
 	}
 }
 
-// startBenchFeed starts a pipeline into w, with a spool of spoolBytes, and the gateway's sink
-// in front of it holding up to buffer records.
-func startBenchFeed(b *testing.B, w analytics.Writer, spoolBytes int64, buffer int) (*benchPipeline, *gateway.WatermillSink) {
+// startBenchFeed starts a pipeline into w, with a spool of spoolBytes, holding up to buffer
+// records logged into it.
+func startBenchFeed(b *testing.B, w analytics.Writer, spoolBytes int64, buffer int) *benchPipeline {
 	b.Helper()
 	spool, err := analytics.OpenSpool(b.TempDir(), spoolBytes)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = spool.Close() })
-	bp := startBenchPipeline(b, w, spool, analytics.Options{FlushInterval: 100 * time.Millisecond})
-	return bp, gateway.NewWatermillSink(bp.bus, buffer)
+	return startBenchPipeline(b, w, spool, analytics.Options{FlushInterval: 100 * time.Millisecond, Buffer: buffer})
 }
 
-// feedPipeline logs rowsPerOp records per op through sink, waits each time until taken (the
-// rows the pipeline has dealt with) reaches them, and reports rows/s; the timer is stopped
-// when it returns.
-func feedPipeline(b *testing.B, bp *benchPipeline, sink *gateway.WatermillSink, rowsPerOp int, taken func(analytics.Stats) int64) {
+// feedPipeline logs rowsPerOp records per op into the pipeline, waits each time until taken
+// (the rows the pipeline has dealt with) reaches them, and reports rows/s; the timer is
+// stopped when it returns.
+func feedPipeline(b *testing.B, bp *benchPipeline, rowsPerOp int, taken func(analytics.Stats) int64) {
 	b.Helper()
 	b.ResetTimer()
 	for op := range b.N {
@@ -290,7 +266,7 @@ func feedPipeline(b *testing.B, bp *benchPipeline, sink *gateway.WatermillSink, 
 		rows := benchRecords(benchOrg, op*rowsPerOp, rowsPerOp)
 		b.StartTimer()
 		for _, r := range rows {
-			sink.Log(r)
+			bp.p.Log(r)
 		}
 		want := int64((op + 1) * rowsPerOp)
 		awaitStats(b, bp.p, 10*time.Minute, func(st analytics.Stats) bool { return taken(st) >= want })
@@ -316,7 +292,7 @@ func openPrivateClickHouse(b *testing.B) (*chserver.Server, *analytics.ClickHous
 
 // BenchmarkClickHouseIngest is the ingest rate into ClickHouse: Insert in the pipeline's
 // batch size (the baseline) and a larger one, then the whole path a gateway's records take,
-// sink → bus → pipeline → ClickHouse, measured until the last row is stored.
+// logged into the pipeline → ClickHouse, measured until the last row is stored.
 func BenchmarkClickHouseIngest(b *testing.B) {
 	const rowsPerOp = 200_000
 	for _, batch := range []int{2_000, 10_000} {
@@ -343,14 +319,11 @@ func BenchmarkClickHouseIngest(b *testing.B) {
 	}
 	b.Run("pipeline", func(b *testing.B) {
 		_, store := openPrivateClickHouse(b)
-		bp, sink := startBenchFeed(b, store, 1<<30, rowsPerOp)
-		feedPipeline(b, bp, sink, rowsPerOp, func(st analytics.Stats) int64 { return st.Inserted + st.Spooled })
-		if err := sink.Close(); err != nil {
-			b.Fatal(err)
-		}
+		bp := startBenchFeed(b, store, 1<<30, rowsPerOp)
+		feedPipeline(b, bp, rowsPerOp, func(st analytics.Stats) int64 { return st.Inserted + st.Spooled })
 		bp.close(b)
-		if st := bp.p.Stats(); sink.Dropped() != 0 || st.Spooled != 0 || st.Dropped != 0 {
-			b.Fatalf("the pipeline must store every row directly: sink dropped %d, stats %+v", sink.Dropped(), st)
+		if st := bp.p.Stats(); st.BufferFull != 0 || st.Spooled != 0 || st.Dropped != 0 {
+			b.Fatalf("the pipeline must store every row directly: stats %+v", st)
 		}
 	})
 }
@@ -382,16 +355,13 @@ func BenchmarkSpoolWhileDown(b *testing.B) {
 	b.Run("pipeline-clickhouse-down", func(b *testing.B) {
 		srv, store := openPrivateClickHouse(b)
 		srv.Stop()
-		bp, sink := startBenchFeed(b, store, 8<<30, rowsPerOp)
-		feedPipeline(b, bp, sink, rowsPerOp, func(st analytics.Stats) int64 { return st.Spooled + st.Dropped })
+		bp := startBenchFeed(b, store, 8<<30, rowsPerOp)
+		feedPipeline(b, bp, rowsPerOp, func(st analytics.Stats) int64 { return st.Spooled + st.Dropped })
 		st := bp.p.Stats()
-		if sink.Dropped() != 0 || st.Dropped != 0 || st.Inserted != 0 {
-			b.Fatalf("with ClickHouse down every row must be spooled: sink dropped %d, stats %+v", sink.Dropped(), st)
+		if st.BufferFull != 0 || st.Dropped != 0 || st.Inserted != 0 {
+			b.Fatalf("with ClickHouse down every row must be spooled: stats %+v", st)
 		}
 		b.ReportMetric(float64(st.SpoolBytes)/float64(st.Spooled), "spool-B/row")
-		if err := sink.Close(); err != nil {
-			b.Fatal(err)
-		}
 		bp.close(b)
 	})
 }
@@ -690,4 +660,124 @@ func repoRoot(b *testing.B) string {
 		}
 		dir = parent
 	}
+}
+
+// BenchmarkLogPath is what the request log path costs a gateway that shares one core with it
+// (as `make bench` pins it): records are logged into the pipeline at a gateway's rate, with
+// GOMAXPROCS 1, and stored in SQLite or ClickHouse. Each op is one second of traffic at
+// logPathRate rows/s. It reports the process's CPU per row (getrusage, the pipeline's and the
+// store's work included, until the last row is stored) and how late a probe goroutine, which
+// stands for a request waiting for the core, wakes from 500 µs sleeps: p99 and max lateness.
+// The baseline logs nowhere, so its figures are the probe's and the feeder's own.
+func BenchmarkLogPath(b *testing.B) {
+	const logPathRate = 5000
+	rows := benchRecords(benchOrg, 0, logPathRate*10)
+	run := func(b *testing.B, sink gateway.LogSink, stored func() int64) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		probe := startProbe(500 * time.Microsecond)
+		cpu0 := processCPU()
+		b.ResetTimer()
+		next, sent := time.Now(), 0
+		for range b.N {
+			// One second of traffic, a millisecond's rows at a time.
+			for range 1000 {
+				for range logPathRate / 1000 {
+					// As the gateway logs them: a random id (a UUID), started now.
+					r := rows[sent%len(rows)]
+					r.ID = uuid.NewString()
+					r.StartedAt = time.Now()
+					r.EndedAt = r.StartedAt.Add(time.Duration(r.LatencyMS * float64(time.Millisecond)))
+					sink.Log(r)
+					sent++
+				}
+				next = next.Add(time.Millisecond)
+				time.Sleep(time.Until(next))
+			}
+		}
+		for stored() < int64(sent) {
+			time.Sleep(time.Millisecond)
+		}
+		b.StopTimer()
+		cpu := processCPU() - cpu0
+		late := probe.stop()
+		b.ReportMetric(float64(cpu.Microseconds())/float64(sent), "cpu-µs/row")
+		b.ReportMetric(float64(late[len(late)*99/100].Microseconds()), "probe-p99-µs")
+		b.ReportMetric(float64(late[len(late)-1].Microseconds()), "probe-max-µs")
+	}
+	b.Run("baseline-nowhere", func(b *testing.B) {
+		var n atomic.Int64
+		run(b, countingSink{&n}, n.Load)
+	})
+	pipeline := func(b *testing.B, w analytics.Writer) {
+		spool, err := analytics.OpenSpool(b.TempDir(), 1<<30)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = spool.Close() })
+		bp := startBenchPipeline(b, w, spool, analytics.Options{}) // as cmd/causeway runs it
+		run(b, bp.p, func() int64 { st := bp.p.Stats(); return st.Inserted + st.Spooled + st.BufferFull })
+		bp.close(b)
+		if st := bp.p.Stats(); st.BufferFull != 0 || st.Spooled != 0 {
+			b.Fatalf("every row must be stored directly: %+v", st)
+		}
+	}
+	b.Run("sqlite", func(b *testing.B) {
+		store, err := analytics.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "analytics.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = store.Close() })
+		pipeline(b, store)
+	})
+	b.Run("clickhouse", func(b *testing.B) {
+		pipeline(b, openBenchClickHouse(b, migrationstest.ClickHouseURL(b)))
+	})
+}
+
+// countingSink counts the records logged into it and keeps none.
+type countingSink struct{ n *atomic.Int64 }
+
+func (s countingSink) Log(gateway.LogRecord) { s.n.Add(1) }
+
+// processCPU is the CPU time the process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// probe sleeps for a period again and again, recording how late it wakes each time.
+type probe struct {
+	done chan struct{}
+	late chan []time.Duration
+}
+
+func startProbe(period time.Duration) probe {
+	p := probe{done: make(chan struct{}), late: make(chan []time.Duration, 1)}
+	go func() {
+		var late []time.Duration
+		for {
+			select {
+			case <-p.done:
+				p.late <- late
+				return
+			default:
+			}
+			at := time.Now()
+			time.Sleep(period)
+			late = append(late, time.Since(at)-period)
+		}
+	}()
+	return p
+}
+
+// stop ends the probe and returns its lateness, sorted.
+func (p probe) stop() []time.Duration {
+	close(p.done)
+	late := <-p.late
+	slices.Sort(late)
+	if len(late) == 0 {
+		late = []time.Duration{0}
+	}
+	return late
 }

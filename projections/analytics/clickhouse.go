@@ -70,7 +70,8 @@ var clickHouseDialect = dialect{
 	toInt64(status_code), toInt64(prompt_tokens), toInt64(completion_tokens), toInt64(total_tokens),
 	toInt64(cached_tokens), toInt64(cache_write_tokens), toInt64(reasoning_tokens), cost, latency_ms,
 	ttft_ms, toInt64(stream), cache_status, toInt64(retry_count), fallback_target, target, meta_keys,
-	meta_values, error, request_body, response_body, log_format, toInt64(` + chTS + `),
+	meta_values, error, request_body, response_body, request_body_encoding, response_body_encoding,
+	provenance, log_format, toInt64(` + chTS + `),
 	toInt64(toUInt64(ended_at) * 1000 + ended_ms)`,
 	scanLog: scanClickHouseLog,
 }
@@ -80,12 +81,12 @@ func scanClickHouseLog(scan func(dest ...any) error) (gateway.LogRecord, error) 
 	var r gateway.LogRecord
 	var status, prompt, completion, total, cached, cacheWrite, reasoning, stream, retry, started, ended int64
 	var keys, values []string
-	var req, resp string
+	var req, resp, reqEnc, respEnc, prov string
 	if err := scan(&r.ID, &r.TraceID, &r.SpanID, &r.ParentSpanID, &r.SpanName, &r.OrganisationID,
 		&r.WorkspaceID, &r.APIKeyID, &r.Provider, &r.AIService, &r.Model, &r.ConfigID, &r.PromptID,
 		&r.Endpoint, &r.Method, &r.Path, &status, &prompt, &completion, &total, &cached, &cacheWrite, &reasoning,
 		&r.Cost, &r.LatencyMS, &r.TTFTMS, &stream, &r.CacheStatus, &retry, &r.FallbackTarget, &r.Target,
-		&keys, &values, &r.Error, &req, &resp, &r.LogFormat, &started, &ended); err != nil {
+		&keys, &values, &r.Error, &req, &resp, &reqEnc, &respEnc, &prov, &r.LogFormat, &started, &ended); err != nil {
 		return gateway.LogRecord{}, err
 	}
 	if len(keys) != len(values) {
@@ -100,7 +101,9 @@ func scanClickHouseLog(scan func(dest ...any) error) (gateway.LogRecord, error) 
 	r.StatusCode, r.PromptTokens, r.CompletionTokens = int(status), int(prompt), int(completion)
 	r.TotalTokens, r.CachedTokens, r.CacheWriteTokens, r.ReasoningTokens = int(total), int(cached), int(cacheWrite), int(reasoning)
 	r.Stream, r.RetryCount = stream != 0, int(retry)
-	r.RequestBody, r.ResponseBody = rawJSON(req), rawJSON(resp)
+	r.RequestBody, r.RequestBodyEncoding = storedBody(req, reqEnc)
+	r.ResponseBody, r.ResponseBodyEncoding = storedBody(resp, respEnc)
+	r.Provenance = storedProvenance(prov)
 	r.StartedAt, r.EndedAt = fromMilli(started), fromMilli(ended)
 	return r, nil
 }
@@ -171,10 +174,25 @@ const clickHouseInsert = `INSERT INTO request_logs (id, trace_id, span_id, paren
 	endpoint, method, path, status_code, prompt_tokens, completion_tokens, total_tokens,
 	cached_tokens, cache_write_tokens, reasoning_tokens, cost, latency_ms, ttft_ms, stream, cache_status,
 	retry_count, fallback_target, target, meta_keys, meta_values, error, request_body, response_body,
-	log_format, started_at, started_ms, ended_at, ended_ms)`
+	request_body_encoding, response_body_encoding, provenance, log_format, started_at, started_ms, ended_at, ended_ms)`
+
+// clickHouseRowsPerYield is how many rows InsertPaced appends to the block between yields.
+const clickHouseRowsPerYield = 32
+
+// clickHouseRowsPerBlock is how many rows InsertPaced sends at a time: it sends the block it has
+// built (encoding it on the processor, in one go) then yields, and the server gathers the
+// blocks of one INSERT into one part (they are squashed up to min_insert_block_size_rows).
+const clickHouseRowsPerBlock = 512
 
 // Insert sends rows as one block. Inserting a row again is harmless: see ClickHouse.
 func (c *ClickHouse) Insert(ctx context.Context, rows []gateway.LogRecord) error {
+	return c.InsertPaced(ctx, rows, nil)
+}
+
+// InsertPaced is Insert, calling yield (when not nil) every clickHouseRowsPerYield rows while
+// it builds the block, and sending the block every clickHouseRowsPerBlock rows: one INSERT
+// still, whose rows the server stores together.
+func (c *ClickHouse) InsertPaced(ctx context.Context, rows []gateway.LogRecord, yield func()) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -186,15 +204,16 @@ func (c *ClickHouse) Insert(ctx context.Context, rows []gateway.LogRecord) error
 		return fmt.Errorf("analytics: clickhouse insert: %w", err)
 	}
 	defer func() { _ = batch.Abort() }()
-	for _, r := range rows {
-		keys := make([]string, 0, len(r.Metadata))
+	var keys, values []string
+	for i := range rows {
+		r := &rows[i]
+		keys, values = keys[:0], values[:0]
 		for k := range r.Metadata {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		values := make([]string, len(keys))
-		for i, k := range keys {
-			values[i] = r.Metadata[k]
+		for _, k := range keys {
+			values = append(values, r.Metadata[k])
 		}
 		var stream uint8
 		if r.Stream {
@@ -207,9 +226,20 @@ func (c *ClickHouse) Insert(ctx context.Context, rows []gateway.LogRecord) error
 			r.Endpoint, r.Method, r.Path, uint16(r.StatusCode), uint32(r.PromptTokens), uint32(r.CompletionTokens),
 			uint32(r.TotalTokens), uint32(r.CachedTokens), uint32(r.CacheWriteTokens), uint32(r.ReasoningTokens),
 			r.Cost, r.LatencyMS, r.TTFTMS, stream, r.CacheStatus, uint16(r.RetryCount), r.FallbackTarget, r.Target,
-			keys, values, r.Error,
-			string(r.RequestBody), string(r.ResponseBody), r.LogFormat, startSec, startMS, endSec, endMS); err != nil {
+			keys, values, r.Error, string(r.RequestBody), string(r.ResponseBody),
+			r.RequestBodyEncoding, r.ResponseBodyEncoding, provenanceJSON(r.Provenance), r.LogFormat, startSec, startMS, endSec, endMS); err != nil {
 			return fmt.Errorf("analytics: clickhouse insert %s: %w", r.ID, err)
+		}
+		if yield == nil {
+			continue
+		}
+		if i%clickHouseRowsPerBlock == clickHouseRowsPerBlock-1 && i < len(rows)-1 {
+			if err := batch.Flush(); err != nil {
+				return fmt.Errorf("analytics: clickhouse insert: %w", err)
+			}
+			yield()
+		} else if i%clickHouseRowsPerYield == clickHouseRowsPerYield-1 {
+			yield()
 		}
 	}
 	if err := batch.Send(); err != nil {

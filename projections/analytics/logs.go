@@ -2,11 +2,32 @@ package analytics
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/gateway"
 )
+
+// bodyBase64 is the encoding of a body stored as a JSON string of the base64 of its bytes.
+const bodyBase64 = "base64"
+
+// storedBody is a body as read back, and its encoding. A body that is not valid UTF-8 would
+// make any JSON holding it invalid: such a body (a row stored before bodies had an encoding,
+// when the gateway passed a body's bytes on as they came) is read as the base64 of its bytes,
+// marked so, which is how the gateway stores such a body now.
+func storedBody(body, encoding string) (json.RawMessage, string) {
+	if body == "" {
+		return nil, ""
+	}
+	if !utf8.ValidString(body) {
+		raw, _ := json.Marshal(base64.StdEncoding.EncodeToString([]byte(body)))
+		return raw, bodyBase64
+	}
+	return json.RawMessage(body), encoding
+}
 
 // scanPageSize is how many rows ScanLogs reads per query: enough to make few queries, few
 // enough to hold in memory.

@@ -2,36 +2,50 @@ package analytics
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/google/uuid"
 
 	"github.com/causeway/causeway/gateway"
 )
 
 // Options tunes the pipeline; the zero value takes the defaults.
 type Options struct {
-	BatchSize     int           // rows per insert; default 5000
+	// BatchSize is the most rows the pipeline holds before it hands them to the writer: 5000
+	// by default, one INSERT for ClickHouse; 1000 for SQLite, whose paced inserts commit every
+	// sqliteRowsPerTransaction rows anyway, so that larger batches would only hold memory.
+	BatchSize     int
 	FlushInterval time.Duration // longest a row waits in a batch; default 1 s
-	InsertTimeout time.Duration // bound on one Insert, so a hung database cannot stall the bus; default 10 s
+	// Buffer is how many rows Log holds for Run; a row logged when it is full is refused and
+	// counted (Stats.BufferFull), never waited for. Default 10,000.
+	Buffer        int
+	InsertTimeout time.Duration // bound on one Insert, so a hung database cannot stall the pipeline; default 10 s
 	RetryMin      time.Duration // first back-off after the writer fails; default 100 ms
 	RetryMax      time.Duration // back-off ceiling; default 30 s
-	// CloseQuiet is how long Close keeps taking rows still on their way through the bus: it
-	// stops once none has come for this long. Default 100 ms.
-	CloseQuiet time.Duration
+	// A PacedWriter's insert gives the processor back for Pause after each Slice of work, unless
+	// it falls behind (a quarter of the buffer waits): a gateway that shares its core with the
+	// pipeline then waits at most about a Slice for it, never for a whole batch. Defaults 1 ms
+	// and 1 ms; a negative Pause never pauses.
+	Slice time.Duration
+	Pause time.Duration
 }
 
-func (o Options) withDefaults() Options {
+func (o Options) withDefaults(w Writer) Options {
 	if o.BatchSize <= 0 {
 		o.BatchSize = 5000
+		if _, ok := w.(*SQLite); ok {
+			o.BatchSize = 1000
+		}
 	}
 	if o.FlushInterval <= 0 {
 		o.FlushInterval = time.Second
+	}
+	if o.Buffer <= 0 {
+		o.Buffer = 10_000
 	}
 	if o.InsertTimeout <= 0 {
 		o.InsertTimeout = 10 * time.Second
@@ -42,31 +56,48 @@ func (o Options) withDefaults() Options {
 	if o.RetryMax < o.RetryMin {
 		o.RetryMax = max(30*time.Second, o.RetryMin)
 	}
-	if o.CloseQuiet <= 0 {
-		o.CloseQuiet = 100 * time.Millisecond
+	if o.Slice <= 0 {
+		o.Slice = time.Millisecond
+	}
+	if o.Pause == 0 {
+		o.Pause = time.Millisecond
 	}
 	return o
 }
 
 // Stats is what health reports about the pipeline.
 type Stats struct {
-	Received   int64  `json:"received"`    // rows taken from the bus
+	Received   int64  `json:"received"`    // rows the gateway logged into the pipeline
+	BufferFull int64  `json:"buffer_full"` // rows refused because the buffer was full (or the pipeline had stopped)
 	Inserted   int64  `json:"inserted"`    // rows the writer stored, directly or from the spool
 	Spooled    int64  `json:"spooled"`     // rows put in the spool because the writer failed
 	SpoolBytes int64  `json:"spool_bytes"` // bytes waiting in the spool
 	Dropped    int64  `json:"dropped"`     // rows lost because the spool was full or failing
 	Corrupt    int64  `json:"corrupt"`     // spool lines skipped after a crash
-	Malformed  int64  `json:"malformed"`   // messages that were not a JSON log record
 	LastError  string `json:"last_error,omitempty"`
 }
 
-// Pipeline consumes the gateway's log records from the bus and writes them in batches; when
-// the writer fails, batches go to the spool and a background loop sends them on later.
+// Pipeline takes the gateway's log records (it is the gateway's LogSink) and writes them in
+// batches; when the writer fails, batches go to the spool and a background loop sends them on
+// later.
+//
+// Records are handed over in process as Go values, into a bounded buffer that Run swaps out
+// whole: the request's goroutine copies its record and returns, and nothing encodes or
+// decodes it on the way to the writer. (The hand-off went through a watermill GoChannel
+// before; its []byte payloads cost a JSON encoding and decoding of every record, a third of
+// the gateway's CPU, so request logs no longer go through watermill.)
 type Pipeline struct {
-	sub   message.Subscriber
 	w     Writer
 	spool *Spool
 	opts  Options
+	// behind is how many rows waiting make an insert stop pausing: a quarter of the buffer,
+	// or a batch, whichever is less.
+	behind int
+
+	mu     sync.Mutex
+	queue  []gateway.LogRecord // logged, not yet taken by Run
+	closed bool                // the pipeline has stopped taking rows: Log refuses them
+	wake   chan struct{}       // signalled when a row arrives in an empty queue
 
 	started  atomic.Bool
 	stop     chan struct{}
@@ -78,148 +109,175 @@ type Pipeline struct {
 	// failing, rather than making every flush wait out a failing insert first.
 	writerDown atomic.Bool
 	received   atomic.Int64
+	bufferFull atomic.Int64
 	inserted   atomic.Int64
 	spooled    atomic.Int64
-	malformed  atomic.Int64
 	errMu      sync.Mutex
 	lastErr    string
 }
 
-// NewPipeline builds a pipeline reading gateway.LogTopic from sub into w, spooling to spool.
-func NewPipeline(sub message.Subscriber, w Writer, spool *Spool, opts Options) (*Pipeline, error) {
-	if sub == nil || w == nil || spool == nil {
-		return nil, errors.New("analytics: pipeline needs a subscriber, a writer and a spool")
+var _ gateway.LogSink = (*Pipeline)(nil)
+
+// NewPipeline builds a pipeline writing the records logged into it to w, spooling to spool.
+func NewPipeline(w Writer, spool *Spool, opts Options) (*Pipeline, error) {
+	if w == nil || spool == nil {
+		return nil, errors.New("analytics: pipeline needs a writer and a spool")
 	}
+	opts = opts.withDefaults(w)
 	return &Pipeline{
-		sub:   sub,
-		w:     w,
-		spool: spool,
-		opts:  opts.withDefaults(),
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
+		w:      w,
+		spool:  spool,
+		opts:   opts,
+		behind: max(min(opts.Buffer/4, opts.BatchSize), 1),
+		wake:   make(chan struct{}, 1),
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
 	}, nil
 }
 
-// Run consumes until ctx ends or Close is called, then flushes the batch it holds.
-//
-// A message is acknowledged once its row is in the batch, not after the insert: watermill's
-// subscribers (GoChannel among them) hand over the next message only after the last is
-// acknowledged, so holding acknowledgements would make every batch one row. Close's final
-// flush, and the spool behind it, are what keep a clean stop from losing rows.
+// Log takes rec for Run without waiting: a record that finds the buffer full, or the pipeline
+// stopped, is counted in BufferFull.
+func (p *Pipeline) Log(rec gateway.LogRecord) {
+	if rec.ID == "" {
+		// The writers store a row sent twice (a retry, the spool's redelivery) once by its id.
+		rec.ID = uuid.NewString()
+	}
+	p.mu.Lock()
+	if p.closed || len(p.queue) >= p.opts.Buffer {
+		p.mu.Unlock()
+		p.bufferFull.Add(1)
+		return
+	}
+	p.queue = append(p.queue, rec)
+	first := len(p.queue) == 1
+	p.mu.Unlock()
+	p.received.Add(1)
+	if first {
+		select {
+		case p.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// take returns the queued rows and puts spare, cleared, in their place: Log waits for a swap,
+// never for a copy.
+func (p *Pipeline) take(spare []gateway.LogRecord, close bool) []gateway.LogRecord {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	taken := p.queue
+	p.queue = spare[:0]
+	if close {
+		p.closed = true
+	}
+	return taken
+}
+
+// waiting is how many rows are queued behind the batch being inserted.
+func (p *Pipeline) waiting() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.queue)
+}
+
+// Run takes the logged rows until ctx ends or Close is called, then flushes what it holds.
+// Inserts run on Run's goroutine, paced (see Options.Slice); rows logged meanwhile wait in the
+// buffer, and when it is full they are refused, so memory stays bounded whatever the writer
+// does.
 func (p *Pipeline) Run(ctx context.Context) error {
 	if !p.started.CompareAndSwap(false, true) {
+		select {
+		case <-p.stop:
+			return nil
+		default:
+		}
 		return errors.New("analytics: pipeline already running")
 	}
 	defer close(p.done)
 	select {
 	case <-p.stop:
+		p.finish(context.WithoutCancel(ctx))
 		return nil
 	default:
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	msgs, err := p.sub.Subscribe(runCtx, gateway.LogTopic)
-	if err != nil {
-		return fmt.Errorf("analytics: subscribe to %s: %w", gateway.LogTopic, err)
-	}
-
 	var drained sync.WaitGroup
 	drained.Go(func() { p.drain(runCtx) })
+	// Inserts outlive ctx: a row taken is owed to the writer or the spool.
+	insertCtx := context.WithoutCancel(ctx)
 
-	batch := make([]gateway.LogRecord, 0, p.opts.BatchSize)
+	// batch holds at most BatchSize rows; spare is the queue's other slice (see take).
+	var batch, spare []gateway.LogRecord
 	timer := time.NewTimer(p.opts.FlushInterval)
 	timer.Stop()
 	defer timer.Stop()
-	// Batches are inserted by a goroutine of their own, so that the bus is read while a batch
-	// is being inserted; one more batch may wait for it, then reading waits too (backpressure
-	// on the sink's buffer rather than unbounded memory). Inserts outlive ctx: a batch taken
-	// from the bus is owed to the writer or the spool.
-	batches := make(chan []gateway.LogRecord, 1)
-	var inserted sync.WaitGroup
-	inserted.Go(func() {
-		for b := range batches {
-			p.flush(context.WithoutCancel(ctx), b)
-		}
-	})
-	flush := func() {
-		timer.Stop()
-		if len(batch) == 0 {
-			return
-		}
-		batches <- batch
-		batch = make([]gateway.LogRecord, 0, p.opts.BatchSize)
-	}
-
-	take := func(msg *message.Message) {
-		var rec gateway.LogRecord
-		if err := json.Unmarshal(msg.Payload, &rec); err != nil {
-			// Redelivering a message that can never decode would block the topic forever.
-			p.malformed.Add(1)
-			p.setErr(fmt.Errorf("decode log record %s: %w", msg.UUID, err))
-			msg.Ack()
-			return
-		}
-		if rec.ID == "" {
-			// The message id is stable across redeliveries, so the writer still sees one row.
-			rec.ID = msg.UUID
-		}
-		batch = append(batch, rec)
-		p.received.Add(1)
-		msg.Ack()
-		if len(batch) == 1 {
-			timer.Reset(p.opts.FlushInterval)
-		}
-	}
-
-	open := true
-loop:
+	armed := false
 	for {
 		select {
-		case msg, ok := <-msgs:
-			if !ok {
-				open = false
-				break loop
-			}
-			take(msg)
-			if len(batch) >= p.opts.BatchSize {
-				flush()
+		case <-p.wake:
+			taken := p.take(spare, false)
+			batch = p.add(insertCtx, batch, taken)
+			clear(taken) // the batch holds its rows now, or the writer has them
+			spare = taken[:0]
+			switch {
+			case len(batch) == 0 && armed:
+				timer.Stop()
+				armed = false
+			case len(batch) > 0 && !armed:
+				timer.Reset(p.opts.FlushInterval)
+				armed = true
 			}
 		case <-timer.C:
-			flush()
+			armed = false
+			taken := p.take(spare, false)
+			batch = p.flushAll(insertCtx, p.add(insertCtx, batch, taken))
+			clear(taken)
+			spare = taken[:0]
 		case <-p.stop:
-			break loop
+			p.closeAndFlush(insertCtx, batch, spare)
+			cancel()
+			drained.Wait()
+			return nil
 		case <-ctx.Done():
-			break loop
+			p.closeAndFlush(insertCtx, batch, spare)
+			cancel()
+			drained.Wait()
+			return nil
 		}
 	}
+}
 
-	// Rows published before the stop may still be on their way through the bus (GoChannel
-	// hands each message over from a goroutine of its own): take them until the bus is quiet.
-	quiet := time.NewTimer(p.opts.CloseQuiet)
-	defer quiet.Stop()
-	for open {
-		select {
-		case msg, ok := <-msgs:
-			if !ok {
-				open = false
-				continue
-			}
-			take(msg)
-			if len(batch) >= p.opts.BatchSize {
-				flush()
-			}
-			quiet.Reset(p.opts.CloseQuiet)
-		case <-quiet.C:
-			open = false
+// closeAndFlush stops Log taking rows and flushes every row taken or queued.
+func (p *Pipeline) closeAndFlush(ctx context.Context, batch, spare []gateway.LogRecord) {
+	p.flushAll(ctx, p.add(ctx, batch, p.take(spare, true)))
+}
+
+// finish is closeAndFlush for a pipeline whose Run never ran.
+func (p *Pipeline) finish(ctx context.Context) { p.closeAndFlush(ctx, nil, nil) }
+
+// add appends rows to batch, flushing it each time it reaches BatchSize, and returns what is
+// left in it: a batch never holds more than BatchSize rows, however many were queued.
+func (p *Pipeline) add(ctx context.Context, batch, rows []gateway.LogRecord) []gateway.LogRecord {
+	for len(rows) > 0 {
+		n := min(len(rows), p.opts.BatchSize-len(batch))
+		batch = append(batch, rows[:n]...)
+		rows = rows[n:]
+		if len(batch) == p.opts.BatchSize {
+			batch = p.flushAll(ctx, batch)
 		}
 	}
-	flush()
-	close(batches)
-	inserted.Wait()
-	cancel()
-	drained.Wait()
-	return nil
+	return batch
+}
+
+// flushAll inserts batch and returns it empty.
+func (p *Pipeline) flushAll(ctx context.Context, batch []gateway.LogRecord) []gateway.LogRecord {
+	if len(batch) > 0 {
+		p.flush(ctx, batch)
+	}
+	clear(batch)
+	return batch[:0]
 }
 
 // flush inserts a batch, or spools it when the writer fails or is known to be down.
@@ -246,7 +304,32 @@ func (p *Pipeline) flush(ctx context.Context, batch []gateway.LogRecord) {
 func (p *Pipeline) insert(ctx context.Context, rows []gateway.LogRecord) error {
 	ctx, cancel := context.WithTimeout(ctx, p.opts.InsertTimeout)
 	defer cancel()
+	if pw, ok := p.w.(PacedWriter); ok && p.opts.Pause > 0 {
+		return pw.InsertPaced(ctx, rows, p.pacer())
+	}
 	return p.w.Insert(ctx, rows)
+}
+
+// pacer is the yield of one paced insert: after each Slice of work it sleeps for Pause, which
+// lets the Go scheduler run the goroutines waiting on the network (runtime.Gosched would not:
+// with one processor it picks the yielding goroutine again before it polls the network). It
+// does not sleep while the insert falls behind, nor while stopping.
+func (p *Pipeline) pacer() func() {
+	since := time.Now()
+	return func() {
+		if time.Since(since) < p.opts.Slice {
+			return
+		}
+		select {
+		case <-p.stop:
+			return
+		default:
+		}
+		if p.waiting() < p.behind {
+			time.Sleep(p.opts.Pause)
+		}
+		since = time.Now()
+	}
 }
 
 // drain sends spooled rows to the writer, backing off exponentially while it fails. The
@@ -322,13 +405,17 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// Close stops Run and waits for it to flush the batch it holds (spooling it if the writer
-// fails). It reports an error only when rows were lost because the spool refused them.
+// Close stops Run and waits for it to flush what it holds and what is queued (spooling it if
+// the writer fails); rows logged afterwards are refused. It reports an error only when rows
+// were lost because the spool refused them.
 func (p *Pipeline) Close() error {
 	p.stopOnce.Do(func() { close(p.stop) })
-	if p.started.Load() {
-		<-p.done
+	if p.started.CompareAndSwap(false, true) {
+		// Run never ran: flush what was logged here.
+		p.finish(context.Background())
+		close(p.done)
 	}
+	<-p.done
 	p.errMu.Lock()
 	defer p.errMu.Unlock()
 	return p.closeErr
@@ -341,12 +428,12 @@ func (p *Pipeline) Stats() Stats {
 	p.errMu.Unlock()
 	return Stats{
 		Received:   p.received.Load(),
+		BufferFull: p.bufferFull.Load(),
 		Inserted:   p.inserted.Load(),
 		Spooled:    p.spooled.Load(),
 		SpoolBytes: p.spool.Bytes(),
 		Dropped:    p.spool.Dropped(),
 		Corrupt:    p.spool.Corrupt(),
-		Malformed:  p.malformed.Load(),
 		LastError:  last,
 	}
 }

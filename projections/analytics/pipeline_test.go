@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ThreeDotsLabs/watermill/message"
-	"github.com/ThreeDotsLabs/watermill/pubsub/gochannel"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -69,15 +67,6 @@ func (w *mapWriter) batchSizes() []int {
 	return append([]int(nil), w.batches...)
 }
 
-// newBus is the real watermill in-process bus. Persistent lets a message published before
-// Run subscribes still reach it, so no test depends on when the subscription starts.
-func newBus(t *testing.T) *gochannel.GoChannel {
-	t.Helper()
-	bus := gochannel.NewGoChannel(gochannel.Config{Persistent: true}, nil)
-	t.Cleanup(func() { _ = bus.Close() })
-	return bus
-}
-
 func record(i int) gateway.LogRecord {
 	return gateway.LogRecord{
 		ID:             fmt.Sprintf("req-%06d", i),
@@ -101,15 +90,14 @@ func record(i int) gateway.LogRecord {
 	}
 }
 
-// publish sends n records through the gateway's own sink, starting at id first.
-func publish(t *testing.T, bus message.Publisher, first, n int) {
+// publish logs n records into p, as the gateway does, starting at id first.
+func publish(t *testing.T, p *Pipeline, first, n int) {
 	t.Helper()
-	sink := gateway.NewWatermillSink(bus, n)
+	before := p.Stats().BufferFull
 	for i := first; i < first+n; i++ {
-		sink.Log(record(i))
+		p.Log(record(i))
 	}
-	require.NoError(t, sink.Close())
-	require.Zero(t, sink.Dropped())
+	require.Equal(t, before, p.Stats().BufferFull, "no row refused")
 }
 
 type running struct {
@@ -117,9 +105,9 @@ type running struct {
 	err chan error
 }
 
-func startPipeline(t *testing.T, bus message.Subscriber, w Writer, spool *Spool, opts Options) running {
+func startPipeline(t *testing.T, w Writer, spool *Spool, opts Options) running {
 	t.Helper()
-	p, err := NewPipeline(bus, w, spool, opts)
+	p, err := NewPipeline(w, spool, opts)
 	require.NoError(t, err)
 	r := running{p: p, err: make(chan error, 1)}
 	go func() { r.err <- p.Run(context.Background()) }()
@@ -149,11 +137,9 @@ func openSpool(t *testing.T, dir string, maxBytes int64) *Spool {
 
 func TestNewPipelineRefusesNil(t *testing.T) {
 	spool := openSpool(t, t.TempDir(), 1<<20)
-	bus := newBus(t)
 	for name, build := range map[string]func() (*Pipeline, error){
-		"subscriber": func() (*Pipeline, error) { return NewPipeline(nil, newMapWriter(), spool, Options{}) },
-		"writer":     func() (*Pipeline, error) { return NewPipeline(bus, nil, spool, Options{}) },
-		"spool":      func() (*Pipeline, error) { return NewPipeline(bus, newMapWriter(), nil, Options{}) },
+		"writer": func() (*Pipeline, error) { return NewPipeline(nil, spool, Options{}) },
+		"spool":  func() (*Pipeline, error) { return NewPipeline(newMapWriter(), nil, Options{}) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := build()
@@ -175,10 +161,9 @@ func TestPipelineBatches(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			bus := newBus(t)
 			w := newMapWriter()
-			r := startPipeline(t, bus, w, openSpool(t, t.TempDir(), 1<<20), tt.opts)
-			publish(t, bus, 0, tt.rows)
+			r := startPipeline(t, w, openSpool(t, t.TempDir(), 1<<20), tt.opts)
+			publish(t, r.p, 0, tt.rows)
 
 			require.Eventually(t, func() bool { return len(w.batchSizes()) == len(tt.want) }, 5*time.Second, 5*time.Millisecond)
 			assert.Equal(t, tt.want, w.batchSizes())
@@ -201,12 +186,11 @@ func TestPipelineCloseFlushes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			const n = 42
-			bus := newBus(t)
 			w := newMapWriter()
 			w.setDown(tt.writerDown)
 			spool := openSpool(t, t.TempDir(), 1<<20)
-			r := startPipeline(t, bus, w, spool, Options{BatchSize: 1000, FlushInterval: time.Hour, RetryMin: time.Hour})
-			publish(t, bus, 0, n)
+			r := startPipeline(t, w, spool, Options{BatchSize: 1000, FlushInterval: time.Hour, RetryMin: time.Hour})
+			publish(t, r.p, 0, n)
 			require.Eventually(t, func() bool { return r.p.Stats().Received == n }, 5*time.Second, time.Millisecond)
 			require.Empty(t, w.batchSizes(), "nothing flushes before Close with these options")
 
@@ -233,14 +217,13 @@ func TestPipelineCloseFlushes(t *testing.T) {
 // 5,000 requests pass, comes back, and every request is stored exactly once.
 func TestPipelineOutage(t *testing.T) {
 	const n = 5000
-	bus := newBus(t)
 	w := newMapWriter()
 	w.setDown(true)
 	spool := openSpool(t, t.TempDir(), 64<<20)
-	r := startPipeline(t, bus, w, spool, Options{
+	r := startPipeline(t, w, spool, Options{
 		BatchSize: 300, FlushInterval: 10 * time.Millisecond, RetryMin: 5 * time.Millisecond, RetryMax: 40 * time.Millisecond,
 	})
-	publish(t, bus, 0, n)
+	publish(t, r.p, 0, n)
 	require.Eventually(t, func() bool { return r.p.Stats().Spooled == n }, 10*time.Second, 5*time.Millisecond)
 	distinct, _ := w.counts()
 	require.Zero(t, distinct)
@@ -270,16 +253,15 @@ func TestPipelineRestartDeliversSpool(t *testing.T) {
 	first.setDown(true)
 	spool, err := OpenSpool(dir, 1<<20)
 	require.NoError(t, err)
-	bus := newBus(t)
-	r := startPipeline(t, bus, first, spool, Options{BatchSize: 50, FlushInterval: time.Hour, RetryMin: time.Hour})
-	publish(t, bus, 0, n)
+	r := startPipeline(t, first, spool, Options{BatchSize: 50, FlushInterval: time.Hour, RetryMin: time.Hour})
+	publish(t, r.p, 0, n)
 	require.Eventually(t, func() bool { return r.p.Stats().Received == n }, 5*time.Second, time.Millisecond)
 	require.NoError(t, r.close(t))
 	require.EqualValues(t, n, r.p.Stats().Spooled)
 	require.NoError(t, spool.Close())
 
 	second := newMapWriter()
-	r2 := startPipeline(t, newBus(t), second, openSpool(t, dir, 1<<20), Options{BatchSize: 50, FlushInterval: 10 * time.Millisecond})
+	r2 := startPipeline(t, second, openSpool(t, dir, 1<<20), Options{BatchSize: 50, FlushInterval: 10 * time.Millisecond})
 	require.Eventually(t, func() bool {
 		distinct, _ := second.counts()
 		return distinct == n
@@ -291,11 +273,10 @@ func TestPipelineRestartDeliversSpool(t *testing.T) {
 
 func TestPipelineSpoolFullCountsDrops(t *testing.T) {
 	const n = 400
-	bus := newBus(t)
 	w := newMapWriter()
 	w.setDown(true)
-	r := startPipeline(t, bus, w, openSpool(t, t.TempDir(), 8<<10), Options{BatchSize: 5, FlushInterval: time.Hour, RetryMin: time.Hour})
-	publish(t, bus, 0, n)
+	r := startPipeline(t, w, openSpool(t, t.TempDir(), 8<<10), Options{BatchSize: 5, FlushInterval: time.Hour, RetryMin: time.Hour})
+	publish(t, r.p, 0, n)
 	require.Eventually(t, func() bool { return r.p.Stats().Received == n }, 5*time.Second, time.Millisecond)
 
 	err := r.close(t)
@@ -308,18 +289,130 @@ func TestPipelineSpoolFullCountsDrops(t *testing.T) {
 	assert.Contains(t, stats.LastError, "spool full")
 }
 
-func TestPipelineMalformedMessage(t *testing.T) {
-	bus := newBus(t)
+// A record without an id gets one, so that the writer and the spool can still tell it apart.
+func TestPipelineGivesRowsAnID(t *testing.T) {
 	w := newMapWriter()
-	r := startPipeline(t, bus, w, openSpool(t, t.TempDir(), 1<<20), Options{BatchSize: 10, FlushInterval: 5 * time.Millisecond})
-	require.NoError(t, bus.Publish(gateway.LogTopic, message.NewMessage("m-1", []byte("not json"))))
-	publish(t, bus, 0, 3)
-	require.Eventually(t, func() bool {
-		distinct, _ := w.counts()
-		return distinct == 3
-	}, 5*time.Second, 5*time.Millisecond)
+	r := startPipeline(t, w, openSpool(t, t.TempDir(), 1<<20), Options{BatchSize: 10, FlushInterval: 5 * time.Millisecond})
+	for i := range 3 {
+		rec := record(i)
+		rec.ID = ""
+		r.p.Log(rec)
+	}
 	require.NoError(t, r.close(t))
-	assert.EqualValues(t, 1, r.p.Stats().Malformed)
+	distinct, stored := w.counts()
+	assert.Equal(t, 3, distinct)
+	assert.Equal(t, 3, stored)
+	for id := range w.rows {
+		assert.NotEmpty(t, id)
+	}
+}
+
+// Log never waits: a record that finds the buffer full, or the pipeline stopped, is refused
+// and counted, and Close still stores every record it took.
+func TestPipelineBufferFullRefusesWithoutWaiting(t *testing.T) {
+	w := newMapWriter()
+	p, err := NewPipeline(w, openSpool(t, t.TempDir(), 1<<20), Options{Buffer: 10})
+	require.NoError(t, err)
+	// Run is not running: nothing takes the rows, so the buffer fills.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 15 {
+			p.Log(record(i))
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Log waited for a full buffer")
+	}
+	st := p.Stats()
+	assert.EqualValues(t, 10, st.Received)
+	assert.EqualValues(t, 5, st.BufferFull)
+
+	require.NoError(t, p.Close())
+	distinct, _ := w.counts()
+	assert.Equal(t, 10, distinct, "Close flushes what was taken")
+	p.Log(record(99))
+	assert.EqualValues(t, 6, p.Stats().BufferFull, "a stopped pipeline refuses rows")
+	require.NoError(t, p.Run(context.Background()), "Run after Close returns at once")
+}
+
+// pacedWriter works through a batch in parts as a database would, calling yield between
+// them, and records how long each yield of its first insert held it.
+type pacedWriter struct {
+	*mapWriter
+	part    time.Duration // the work of one part
+	parts   int
+	mu      sync.Mutex
+	pauses  []time.Duration
+	started chan struct{} // closed when the first insert starts
+	goOn    chan struct{} // the first insert waits for it before its first part
+	once    sync.Once
+}
+
+func (w *pacedWriter) InsertPaced(ctx context.Context, rows []gateway.LogRecord, yield func()) error {
+	first := false
+	w.once.Do(func() {
+		first = true
+		close(w.started)
+		<-w.goOn
+	})
+	for range w.parts {
+		time.Sleep(w.part)
+		at := time.Now()
+		yield()
+		if first {
+			w.mu.Lock()
+			w.pauses = append(w.pauses, time.Since(at))
+			w.mu.Unlock()
+		}
+	}
+	return w.Insert(ctx, rows)
+}
+
+// paused counts the yields that slept for at least d.
+func (w *pacedWriter) paused(d time.Duration) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, p := range w.pauses {
+		if p >= d {
+			n++
+		}
+	}
+	return n
+}
+
+// A long insert gives the processor back after each Slice of its work, so that the gateway
+// sharing it waits for a slice at most; when rows pile up behind it, it stops pausing.
+func TestPipelinePacesInserts(t *testing.T) {
+	const pause = 20 * time.Millisecond
+	for _, tt := range []struct {
+		name    string
+		behind  bool
+		paused  func(n int) bool
+		explain string
+	}{
+		{name: "keeping up", paused: func(n int) bool { return n >= 4 }, explain: "every other part is followed by a pause"},
+		{name: "behind", behind: true, paused: func(n int) bool { return n == 0 }, explain: "no pause while rows wait"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &pacedWriter{mapWriter: newMapWriter(), part: 600 * time.Microsecond, parts: 10,
+				started: make(chan struct{}), goOn: make(chan struct{})}
+			r := startPipeline(t, w, openSpool(t, t.TempDir(), 1<<20), Options{BatchSize: 4, Buffer: 16,
+				FlushInterval: time.Hour, Slice: time.Millisecond, Pause: pause})
+			publish(t, r.p, 0, 4)
+			<-w.started
+			if tt.behind {
+				publish(t, r.p, 4, 8) // a quarter of the buffer, and more: the insert is behind
+			}
+			close(w.goOn)
+			require.Eventually(t, func() bool { d, _ := w.counts(); return d >= 4 }, 5*time.Second, time.Millisecond)
+			assert.True(t, tt.paused(w.paused(pause)), "%s: %d pauses of %d yields", tt.explain, w.paused(pause), w.parts)
+			require.NoError(t, r.close(t))
+		})
+	}
 }
 
 // TestPipelineRedeliversUnacknowledged covers a crash between a successful insert and the
@@ -337,7 +430,7 @@ func TestPipelineRedeliversUnacknowledged(t *testing.T) {
 	require.NoError(t, w.Insert(context.Background(), rows))
 	require.NoError(t, spool.Close()) // the crash: no Ack
 
-	r := startPipeline(t, newBus(t), w, openSpool(t, dir, 1<<20), Options{BatchSize: 25, FlushInterval: 10 * time.Millisecond})
+	r := startPipeline(t, w, openSpool(t, dir, 1<<20), Options{BatchSize: 25, FlushInterval: 10 * time.Millisecond})
 	require.Eventually(t, func() bool { return r.p.Stats().Inserted == n }, 5*time.Second, 5*time.Millisecond)
 	require.NoError(t, r.close(t))
 	distinct, stored := w.counts()

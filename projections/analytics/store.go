@@ -122,6 +122,8 @@ type GroupsResult struct {
 }
 
 var (
-	_ Store = (*SQLite)(nil)
-	_ Store = (*ClickHouse)(nil)
+	_ Store       = (*SQLite)(nil)
+	_ Store       = (*ClickHouse)(nil)
+	_ PacedWriter = (*SQLite)(nil)
+	_ PacedWriter = (*ClickHouse)(nil)
 )

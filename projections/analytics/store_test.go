@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/migrations/migrationstest"
 	"github.com/causeway/causeway/projections/analytics"
 	"github.com/causeway/causeway/projections/analytics/analyticstest"
@@ -58,4 +59,56 @@ func keepDuplicates(t *testing.T, url string) {
 		require.NoError(t, conn.QueryRow(ctx, "SELECT uniqExact(id) FROM request_logs").Scan(&distinct))
 		assert.Greater(t, stored, distinct, "the twice-inserted rows were merged before the suite read them")
 	})
+}
+
+// A paced insert (the pipeline's) stores a batch in parts, yielding between them, and still
+// stores each row once, a retried part included.
+func TestPacedInsertStoresEachRowOnce(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T) analytics.Store{
+		"sqlite": func(t *testing.T) analytics.Store {
+			s, err := analytics.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "analytics.db"))
+			require.NoError(t, err)
+			return s
+		},
+		"clickhouse": func(t *testing.T) analytics.Store {
+			s, err := analytics.OpenClickHouse(context.Background(), migrationstest.ClickHouseURL(t))
+			require.NoError(t, err)
+			return s
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			store := open(t)
+			t.Cleanup(func() { _ = store.Close() })
+			const org = "org-paced"
+			rows := analyticstest.Rows()[:1300]
+			for i := range rows {
+				rows[i].OrganisationID = org
+			}
+			ctx := context.Background()
+			yields := 0
+			paced := store.(analytics.PacedWriter)
+			require.NoError(t, paced.InsertPaced(ctx, rows, func() { yields++ }))
+			require.NoError(t, paced.InsertPaced(ctx, rows[500:900], func() {}), "a retried part")
+			assert.Greater(t, yields, 10, "the insert yields as it goes")
+
+			seen := map[string]int{}
+			require.NoError(t, store.ScanLogs(ctx, analytics.Filter{OrganisationID: org}, func(r gateway.LogRecord) error {
+				seen[r.ID]++
+				return nil
+			}))
+			require.Len(t, seen, len(rows))
+			for _, r := range rows {
+				require.Equal(t, 1, seen[r.ID], r.ID)
+			}
+			for _, i := range []int{0, 511, 512, 1299} {
+				got, ok, err := store.Log(ctx, org, rows[i].ID)
+				require.NoError(t, err)
+				require.True(t, ok)
+				assert.Equal(t, rows[i].Model, got.Model)
+				assert.Equal(t, rows[i].TotalTokens, got.TotalTokens)
+				assert.Equal(t, rows[i].RequestBodyEncoding, got.RequestBodyEncoding)
+			}
+		})
+	}
 }

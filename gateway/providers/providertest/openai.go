@@ -15,6 +15,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,6 +46,19 @@ type Request struct {
 	Header   http.Header
 	Body     []byte
 }
+
+// Query is the request's query, parsed.
+func (r Request) Query() url.Values {
+	q, _ := url.ParseQuery(r.RawQuery)
+	return q
+}
+
+// Organization and Project are the OpenAI-Organization and OpenAI-Project headers the request
+// carried (platform.openai.com/docs/api-reference/authentication).
+func (r Request) Organization() string { return r.Header.Get("OpenAI-Organization") }
+
+// Project is the OpenAI-Project header the request carried.
+func (r Request) Project() string { return r.Header.Get("OpenAI-Project") }
 
 // JSON decodes the request's body into a map, for assertions on fields.
 func (r Request) JSON() map[string]any {
@@ -231,6 +245,7 @@ type OpenAIServer struct {
 	*core
 
 	cached, reasoning int
+	org, project      string // the key's organization and project; "" takes any
 }
 
 // NewOpenAI starts an OpenAI stand-in, closed when the test ends.
@@ -242,6 +257,16 @@ func NewOpenAI(t testing.TB) *OpenAIServer {
 
 // BaseURL is the stand-in's OpenAI base, URL + "/v1".
 func (s *OpenAIServer) BaseURL() string { return s.URL + "/v1" }
+
+// RequireOrganization gives the key an organization and a project, as an OpenAI key belongs to
+// both: a request naming another in OpenAI-Organization or OpenAI-Project is refused (401), one
+// naming none is served under the key's. Answers name them in the openai-organization and
+// openai-project headers, as OpenAI's do.
+func (s *OpenAIServer) RequireOrganization(org, project string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.org, s.project = org, project
+}
 
 // SetUsageDetails sets the cached and reasoning token counts the usage objects report.
 func (s *OpenAIServer) SetUsageDetails(cached, reasoning int) {
@@ -261,6 +286,12 @@ func (s *OpenAIServer) serve(w http.ResponseWriter, r *http.Request) {
 
 // serveOpenAI answers as OpenAI does; the Cohere stand-in's Compatibility API reuses it.
 func (s *OpenAIServer) serveOpenAI(w http.ResponseWriter, r *http.Request, req Request, plan StreamPlan, key string, seq int) {
+	s.serveOpenAIAs(w, r, req, plan, key, seq, "")
+}
+
+// serveOpenAIAs answers as OpenAI does, taking model as the request's model when its body names
+// none (an Azure deployment implies its model).
+func (s *OpenAIServer) serveOpenAIAs(w http.ResponseWriter, r *http.Request, req Request, plan StreamPlan, key string, seq int, model string) {
 	route := ""
 	if r.Method == http.MethodPost {
 		switch {
@@ -279,6 +310,9 @@ func (s *OpenAIServer) serveOpenAI(w http.ResponseWriter, r *http.Request, req R
 	if !authorized(w, r, key) {
 		return
 	}
+	if !s.organization(w, r) {
+		return
+	}
 	// Azure answers a deployment URL without api-version with 404 (learn.microsoft.com,
 	// "Azure OpenAI REST API reference": api-version is required).
 	if strings.Contains(r.URL.Path, "/openai/deployments/") && r.URL.Query().Get("api-version") == "" {
@@ -293,8 +327,11 @@ func (s *OpenAIServer) serveOpenAI(w http.ResponseWriter, r *http.Request, req R
 			"We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly.)", nil, nil)
 		return
 	}
-	var model string
-	if json.Unmarshal(body["model"], &model) != nil || model == "" {
+	if raw, ok := body["model"]; ok || model == "" {
+		model = ""
+		_ = json.Unmarshal(raw, &model)
+	}
+	if model == "" {
 		openAIError(w, http.StatusBadRequest, "invalid_request_error", "you must provide a model parameter", nil, nil)
 		return
 	}
@@ -310,6 +347,37 @@ func (s *OpenAIServer) serveOpenAI(w http.ResponseWriter, r *http.Request, req R
 	case "embeddings":
 		a.embeddings()
 	}
+}
+
+// organization checks the OpenAI-Organization and OpenAI-Project headers against the key's and
+// names what served the request in the answer's headers.
+func (s *OpenAIServer) organization(w http.ResponseWriter, r *http.Request) bool {
+	s.mu.Lock()
+	org, project := s.org, s.project
+	s.mu.Unlock()
+	if got := r.Header.Get("OpenAI-Organization"); got != "" && org != "" && got != org {
+		openAIError(w, http.StatusUnauthorized, "invalid_request_error",
+			"OpenAI-Organization header should match organization for API key", nil, "mismatched_organization")
+		return false
+	}
+	if got := r.Header.Get("OpenAI-Project"); got != "" && project != "" && got != project {
+		openAIError(w, http.StatusUnauthorized, "invalid_request_error",
+			"OpenAI-Project header should match project for API key", nil, "mismatched_project")
+		return false
+	}
+	if got := r.Header.Get("OpenAI-Organization"); got != "" {
+		org = got
+	}
+	if got := r.Header.Get("OpenAI-Project"); got != "" {
+		project = got
+	}
+	if org != "" {
+		w.Header().Set("Openai-Organization", org)
+	}
+	if project != "" {
+		w.Header().Set("Openai-Project", project)
+	}
+	return true
 }
 
 // authorized checks the credential as OpenAI (Authorization: Bearer) or Azure (api-key)

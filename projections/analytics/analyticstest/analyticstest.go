@@ -11,6 +11,7 @@ package analyticstest
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -137,12 +138,40 @@ func Rows() []gateway.LogRecord {
 			row.RequestBody = req
 			row.ResponseBody = json.RawMessage(`{"id":"` + row.ID + `","choices":[]}`)
 		}
+		switch {
+		case i%1000 == 13:
+			// A row stored before bodies had an encoding: the bytes as they came, not UTF-8.
+			// It reads back as the base64 of those bytes (see stored).
+			row.RequestBody = json.RawMessage("{\"content\":\"caf\xe9 " + strconv.Itoa(i) + "\"}")
+			row.ResponseBody = json.RawMessage("{\"ok\":\"\xed\xa0\x80\"}") // a lone surrogate, in UTF-8's spelling
+		case i%9 == 3:
+			// A body whose bytes were not valid UTF-8, stored as the gateway stores it: a JSON
+			// string of its base64, marked so.
+			row.RequestBody, row.RequestBodyEncoding = base64Body([]byte("{\"content\":\"\xff\xfe "+strconv.Itoa(i)+"\"}")), "base64"
+		case i%9 == 6:
+			row.ResponseBody, row.ResponseBodyEncoding = base64Body([]byte{0xc3, 0x28, byte(i)}), "base64"
+		}
 		if i%1000 == 7 {
 			row.EndedAt = time.Time{}
+		}
+		switch i % 7 {
+		case 2: // refused by a policy
+			row.Provenance = &gateway.Provenance{RefusedBy: &gateway.Decider{Kind: "rate_limit_policy", ID: "p-" + strconv.Itoa(i%5), Version: uint64(i%3 + 1), Limit: 10}}
+		case 4: // charged to two budgets, routed by a saved config
+			row.Provenance = &gateway.Provenance{
+				Charged: []gateway.Charge{{Decider: gateway.Decider{Kind: "api_key", ID: "k", Version: 2, Limit: 5, Used: 1.5}, Amount: 0.25},
+					{Decider: gateway.Decider{Kind: "usage_limit_policy", ID: "u", Sub: "metadata._user:ann", Version: 1, Limit: 3}, Amount: 0.25}},
+				Config: &gateway.Decider{Kind: "config", ID: "c", VersionID: "v-" + strconv.Itoa(i%4)}}
 		}
 		rows[i] = row
 	}
 	return rows
+}
+
+// base64Body is b as a body that is not valid UTF-8 is stored: a JSON string of its base64.
+func base64Body(b []byte) json.RawMessage {
+	raw, _ := json.Marshal(base64.StdEncoding.EncodeToString(b))
+	return raw
 }
 
 // dupRows are DupOrg's rows: copies of some generated rows under ids of their own.
@@ -198,6 +227,7 @@ func Run(t *testing.T, open func(t *testing.T) analytics.Store) {
 		{"summaries", s.summaries},
 		{"logs pages", s.logsPages},
 		{"log", s.log},
+		{"bodies", s.bodies},
 		{"scan logs", s.scanLogs},
 		{"duplicates count once", s.duplicates},
 	} {

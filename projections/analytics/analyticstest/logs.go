@@ -2,11 +2,14 @@ package analyticstest
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -205,6 +208,58 @@ func (s suite) log(t *testing.T) {
 	t.Run("no organisation", func(t *testing.T) {
 		_, _, err := s.store.Log(ctx, "", s.rows[0].ID)
 		requireInvalid(t, err, "organisation_id", "required")
+	})
+}
+
+// bodies checks the bodies' encodings: a body the gateway stored as base64 round-trips with
+// its mark, and one stored before encodings existed whose bytes are not UTF-8 reads back as the
+// base64 of its bytes, so that every row a store answers encodes as valid JSON.
+func (s suite) bodies(t *testing.T) {
+	ctx := context.Background()
+	t.Run("encodings round-trip", func(t *testing.T) {
+		var marked, legacy int
+		for _, want := range s.rows {
+			invalid := !utf8.Valid(want.RequestBody) || !utf8.Valid(want.ResponseBody)
+			if want.RequestBodyEncoding == "" && want.ResponseBodyEncoding == "" && !invalid {
+				continue
+			}
+			got, ok, err := s.store.Log(ctx, want.OrganisationID, want.ID)
+			require.NoError(t, err)
+			require.True(t, ok, want.ID)
+			require.Equal(t, stored(want), got)
+			if invalid {
+				legacy++
+				assert.Equal(t, "base64", got.RequestBodyEncoding, want.ID)
+				assert.Equal(t, "base64", got.ResponseBodyEncoding, want.ID)
+				for _, b := range []struct{ stored, read json.RawMessage }{
+					{want.RequestBody, got.RequestBody}, {want.ResponseBody, got.ResponseBody}} {
+					var text string
+					require.NoError(t, json.Unmarshal(b.read, &text))
+					raw, err := base64.StdEncoding.DecodeString(text)
+					require.NoError(t, err)
+					assert.Equal(t, []byte(b.stored), raw, "the stored bytes, whole")
+				}
+			} else {
+				marked++
+			}
+		}
+		assert.Greater(t, marked, 100, "rows with a body stored as base64")
+		assert.Equal(t, 10, legacy, "rows stored before encodings")
+	})
+	t.Run("every row encodes as valid JSON", func(t *testing.T) {
+		for _, org := range []string{Org, "org-2", "org-3"} {
+			require.NoError(t, s.store.ScanLogs(ctx, analytics.Filter{OrganisationID: org}, func(r gateway.LogRecord) error {
+				raw, err := json.Marshal(r)
+				require.NoError(t, err, r.ID)
+				require.True(t, json.Valid(raw) && utf8.Valid(raw), "%s: %q", r.ID, raw)
+				return nil
+			}))
+		}
+		page, err := s.store.Logs(ctx, analytics.LogsQuery{Filter: analytics.Filter{OrganisationID: Org}, PageSize: analytics.MaxPageSize})
+		require.NoError(t, err)
+		raw, err := json.Marshal(page.Rows)
+		require.NoError(t, err)
+		require.True(t, json.Valid(raw) && utf8.Valid(raw))
 	})
 }
 

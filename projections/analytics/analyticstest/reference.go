@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/projections/analytics"
@@ -325,7 +326,8 @@ func refCacheSummary(rows []gateway.LogRecord, f analytics.Filter) analytics.Cac
 	return c
 }
 
-// stored is r as a store gives it back: times to the millisecond, in UTC.
+// stored is r as a store gives it back: times to the millisecond, in UTC; a body that is not
+// valid UTF-8 (stored before bodies had an encoding) as the base64 of its bytes, marked so.
 func stored(r gateway.LogRecord) gateway.LogRecord {
 	ms := func(t time.Time) time.Time {
 		if t.IsZero() {
@@ -334,6 +336,12 @@ func stored(r gateway.LogRecord) gateway.LogRecord {
 		return time.UnixMilli(t.UnixMilli()).UTC()
 	}
 	r.StartedAt, r.EndedAt = ms(r.StartedAt), ms(r.EndedAt)
+	if len(r.RequestBody) > 0 && !utf8.Valid(r.RequestBody) {
+		r.RequestBody, r.RequestBodyEncoding = base64Body(r.RequestBody), "base64"
+	}
+	if len(r.ResponseBody) > 0 && !utf8.Valid(r.ResponseBody) {
+		r.ResponseBody, r.ResponseBodyEncoding = base64Body(r.ResponseBody), "base64"
+	}
 	return r
 }
 

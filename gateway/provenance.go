@@ -1,0 +1,139 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/gateway/providers"
+)
+
+// Decider names one thing that decided a request: a rate-limit policy, a budget (a key's,
+// a workspace's, a managed provider's, an integration's, a usage-limit policy's entity) or a
+// config, with the version it was at.
+type Decider struct {
+	Kind string `json:"kind"` // rate_limit_policy, api_key, workspace, provider, integration_workspace, usage_limit_policy, config
+	ID   string `json:"id"`
+	// Sub narrows it: a workspace budget's type, a policy entity's value key, an integration's
+	// workspace, a rate limit's unit.
+	Sub string `json:"sub,omitempty"`
+	// Version is the resource's version (how many events its stream holds); VersionID a
+	// config version's id.
+	Version   uint64 `json:"version,omitempty"`
+	VersionID string `json:"version_id,omitempty"`
+	// Limit and Used are the figures it decided by, where it has them.
+	Limit float64 `json:"limit,omitempty"`
+	Used  float64 `json:"used,omitempty"`
+}
+
+// String is the decision as the x-gateway-decided-by header carries it:
+// kind:id[:sub]@v<version> (a config: config:id@<version id>).
+func (d Decider) String() string {
+	s := d.Kind + ":" + d.ID
+	if d.Sub != "" {
+		s += ":" + d.Sub
+	}
+	switch {
+	case d.VersionID != "":
+		s += "@" + d.VersionID
+	case d.Version > 0:
+		s += "@v" + strconv.FormatUint(d.Version, 10)
+	}
+	return s
+}
+
+// Charge is one budget a request was charged to, and by how much.
+type Charge struct {
+	Decider
+	Amount float64 `json:"amount"`
+}
+
+// Provenance is what decided a request, kept in its log row: the policy or budget that
+// refused it, or the budgets it was charged to; the config version that routed it.
+type Provenance struct {
+	RefusedBy *Decider `json:"refused_by,omitempty"`
+	Charged   []Charge `json:"charged,omitempty"`
+	Config    *Decider `json:"config,omitempty"`
+}
+
+// RefusalError is a request refused by a rate limit or a budget: the application error to
+// answer, and what refused it, which the answer names in a header and in its body.
+type RefusalError struct {
+	By  Decider
+	Err *domain.Error
+}
+
+func (e *RefusalError) Error() string { return e.Err.Error() }
+func (e *RefusalError) Unwrap() error { return e.Err }
+
+// RawUpstreamError is a pass-through answer with an error status, kept whole so that retries
+// and fallbacks can act on its status and the client gets it unchanged when they don't.
+type RawUpstreamError struct {
+	Upstream providers.UpstreamError
+	Header   map[string][]string
+}
+
+func (e *RawUpstreamError) Error() string { return e.Upstream.Error() }
+func (e *RawUpstreamError) Unwrap() error { return &e.Upstream }
+
+// translate turns the engine's errors into application errors.
+func translate(err error) error {
+	var (
+		conn        *providers.ConnectionError
+		unknown     *UnknownProviderError
+		unsupported *UnsupportedError
+		appErr      *domain.Error
+	)
+	switch {
+	case errors.As(err, &appErr):
+		return appErr
+	case errors.Is(err, context.DeadlineExceeded):
+		return &domain.Error{Code: domain.CodeTimeout, Detail: "request_timeout", Message: "the provider did not answer within the request timeout", Err: err}
+	case errors.As(err, &conn):
+		return &domain.Error{Code: domain.CodeUpstream, Detail: "provider_unreachable", Message: "the provider " + conn.Provider + " could not be reached", Err: err}
+	case errors.As(err, &unknown):
+		return &domain.Error{Code: domain.CodeInvalid, Param: HeaderProvider, Message: unknown.Error()}
+	case errors.As(err, &unsupported):
+		return &domain.Error{Code: domain.CodeUnsupported, Message: unsupported.Error()}
+	}
+	return &domain.Error{Code: domain.CodeInternal, Message: "internal error", Err: err}
+}
+
+// credentialFields are body fields a client may put a credential in.
+var credentialFields = []string{"api_key", "apiKey", "authorization", "Authorization", "password", "secret"}
+
+// redactBody keeps a request body for the log with any credential a client put in it replaced.
+// Most bodies hold none: a byte scan tells, and only those that might are decoded.
+func redactBody(body []byte) []byte {
+	if len(body) == 0 || len(body) > maxLoggedBody {
+		return nil
+	}
+	suspect := false
+	for _, k := range credentialFields {
+		if bytes.Contains(body, []byte(`"`+k+`"`)) {
+			suspect = true
+			break
+		}
+	}
+	if !suspect {
+		return body
+	}
+	var m map[string]any
+	if json.Unmarshal(body, &m) != nil {
+		return body
+	}
+	changed := false
+	for _, k := range credentialFields {
+		if _, ok := m[k]; ok {
+			m[k], changed = "[REDACTED]", true
+		}
+	}
+	if !changed {
+		return body
+	}
+	out, _ := json.Marshal(m)
+	return out
+}

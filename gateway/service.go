@@ -1,0 +1,572 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/gateway/openai"
+	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/sse"
+	"github.com/causeway/causeway/ledger"
+)
+
+// RoutingIndex resolves a presented key, by its hash, to everything the pipeline decides the
+// request by. Index implements it from memory.
+type RoutingIndex interface {
+	Route(hash string) (Route, bool)
+}
+
+// UsageLedger holds the budgets' counters in memory: a request reserves its worst case before
+// the provider is called and settles to what it used (ledger.Ledger).
+type UsageLedger interface {
+	Reserve(budgets []ledger.Budget, worst ledger.Amount) (*ledger.Reservation, *ledger.Refusal)
+}
+
+// PriceBook prices a provider's model in USD, without waiting for the network.
+type PriceBook interface {
+	UsageCost(orgID, workspaceID, provider, model string, u providers.Usage) float64
+}
+
+// Service is the data plane: one pipeline that every route goes through, chat, completions,
+// embeddings, rerank and pass-through alike. It authenticates and authorises the key,
+// checks rate limits and budgets, resolves the plan (configs, managed providers,
+// credentials, egress), runs it, charges usage and logs. It reads only memory: the routing
+// index, the provider directory and the usage ledger, declared here and wired by cmd.
+type Service struct {
+	Index     RoutingIndex
+	Directory ProviderDirectory
+	Opener    CredentialOpener
+	Engine    *Engine
+	Limiter   *Limiter
+	Ledger    UsageLedger // nil: budgets are not charged
+	Prices    PriceBook   // nil: no cost is computed
+	Logs      LogSink
+	Egress    URLGuard
+	// CustomHostClient carries requests to custom hosts and admins' base URLs: its dialer
+	// checks every address it connects to, and every redirect, again.
+	CustomHostClient *http.Client
+	Now              func() time.Time
+	// MaxBody bounds a request body; a larger one gets a 413 before it is read.
+	MaxBody int64
+	// DefaultMaxTokens is the answer length a budget reserves for a request that sets no
+	// output limit (DefaultMaxTokens when zero).
+	DefaultMaxTokens int
+}
+
+// DefaultMaxTokens is the output a budget reserves for when a request names no limit: what
+// most current models answer at most by default.
+const DefaultMaxTokens = 4096
+
+// Request is one data-plane request as the transport read it.
+type Request struct {
+	Endpoint string // providers.Endpoint*
+	Method   string
+	// Path is the path after the base path (/chat/completions, /responses, ...).
+	Path          string
+	Query         string
+	Header        http.Header
+	Body          io.Reader
+	ContentLength int64
+	TraceID       string
+}
+
+// Reply is how the service answers: the transport's writer, which it flushes chunk by chunk,
+// and the transport's error shape (Error answers err and returns the status it used).
+type Reply interface {
+	http.ResponseWriter
+	http.Flusher
+	Error(err error) int
+}
+
+// exchange is one request in flight.
+type exchange struct {
+	in    Request
+	rec   LogRecord
+	start time.Time
+
+	route    Route
+	actor    domain.Actor
+	hash     string
+	metadata map[string]string
+	limits   []Limit
+	tokens   int // the prompt's estimated tokens
+	output   int // the most output tokens the request may produce
+	model    string
+
+	reservation *ledger.Reservation
+	leaves      map[string]*leafAdmission // by plan path
+	leafModels  map[string]string         // the model each leaf calls, by plan path
+	served      string                    // the path of the leaf that served
+	usage       providers.Usage
+	usageKnown  bool
+	prov        Provenance
+}
+
+// leafAdmission is what a leaf of the plan took before it was tried: its own rate limits and
+// budgets (a managed provider's, an integration's in this workspace).
+type leafAdmission struct {
+	target      *providers.Target
+	limits      []Limit
+	reservation *ledger.Reservation
+}
+
+// Serve runs one request through the pipeline and answers it on out.
+func (s *Service) Serve(ctx context.Context, in Request, out Reply) {
+	now := s.Now()
+	x := &exchange{in: in, start: now, leaves: map[string]*leafAdmission{}, rec: LogRecord{
+		ID: uuid.NewString(), TraceID: in.TraceID, SpanID: header(in.Header, HeaderSpanID),
+		ParentSpanID: header(in.Header, HeaderParentSpanID), SpanName: header(in.Header, HeaderSpanName),
+		Endpoint: in.Endpoint, Method: in.Method, Path: in.Path, StartedAt: now, LogFormat: "v1", CacheStatus: "DISABLED",
+	}}
+	status, err := s.serve(ctx, x, out)
+	if err != nil {
+		status = s.fail(out, x, err)
+	}
+	x.rec.StatusCode = status
+	s.finish(x)
+}
+
+func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error) {
+	if x.in.Endpoint == providers.EndpointPassThrough {
+		switch x.in.Method {
+		case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete:
+		default:
+			return 0, domain.Errorf(domain.CodeNotAllowed, "method %s is not passed through; use GET, POST, PUT or DELETE", x.in.Method)
+		}
+	}
+	if err := s.authenticate(x); err != nil {
+		return 0, err
+	}
+	body, err := readBody(x.in.Body, x.in.ContentLength, s.MaxBody)
+	if err != nil {
+		return 0, err
+	}
+	call, err := s.parse(x, body)
+	if err != nil {
+		return 0, err
+	}
+	if x.metadata, err = parseMetadata(x.in.Header, &x.route.Key); err != nil {
+		return 0, err
+	}
+	x.rec.Metadata = x.metadata
+	if err := s.rateLimit(x, out); err != nil {
+		return 0, err
+	}
+	res, err := s.resolve(x)
+	x.rec.Provider, x.rec.ConfigID = res.provider, res.configID
+	if res.configID != "" {
+		x.prov.Config = &Decider{Kind: "config", ID: res.configID, VersionID: res.configVersion}
+	}
+	if err != nil {
+		return 0, err
+	}
+	timeout, err := requestTimeout(x.in.Header)
+	if err != nil {
+		return 0, err
+	}
+	if timeout > 0 {
+		res.plan.Timeout = timeout
+	}
+	call.Header = forwardHeaders(x.in.Header, append(forwardHeaderNames(x.in.Header), res.forward...))
+	if x.in.Endpoint == providers.EndpointPassThrough {
+		call.Header = withPassHeaders(call.Header, x.in.Header)
+	}
+	if err := s.reserve(x, &res); err != nil {
+		return 0, err
+	}
+	out.Header().Set("Content-Type", "application/json")
+	run, err := s.Engine.Run(ctx, res.plan, call)
+	defer run.Close()
+	x.served = run.Path
+	x.rec.AIService, x.rec.Target, x.rec.RetryCount = run.Target.Provider, run.Path, run.Retries
+	if len(run.Tried) > 0 {
+		x.rec.FallbackTarget = run.Path
+	}
+	if err != nil {
+		return 0, err
+	}
+	out.Header().Set(HeaderTarget, run.Path)
+	out.Header().Set(HeaderRetries, strconv.Itoa(run.Retries))
+	if x.prov.Config != nil {
+		out.Header().Set(HeaderDecidedBy, x.prov.Config.String())
+	}
+	switch {
+	case run.Raw != nil:
+		return s.relay(ctx, x, out, run.Raw)
+	case run.Stream != nil:
+		return s.stream(ctx, x, out, run.Stream)
+	}
+	resp := run.Response
+	x.usage, x.usageKnown = resp.Usage, true
+	if len(resp.Body) <= maxLoggedBody && json.Valid(resp.Body) {
+		x.rec.ResponseBody, x.rec.ResponseBodyEncoding = loggedBody(resp.Body) // the provider's answer: no client credential in it
+	}
+	for _, h := range []string{"openai-processing-ms", "x-request-id", "request-id"} {
+		if v := resp.Header.Get(h); v != "" {
+			out.Header().Set(h, v)
+		}
+	}
+	status := resp.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	out.WriteHeader(status)
+	_, _ = out.Write(resp.Body)
+	return status, nil
+}
+
+// authenticate resolves the gateway key from the routing index and refuses keys that may not
+// call models: unknown, expired, deleted, of an archived workspace, exhausted, or without the
+// scope completions.write.
+func (s *Service) authenticate(x *exchange) error {
+	presented, err := PresentedKey(x.in.Header)
+	if err != nil {
+		return err
+	}
+	if presented == "" {
+		return domain.Errorf(domain.CodeUnauthorized, "missing %s header", HeaderAPIKey)
+	}
+	x.hash = domain.HashKey(presented)
+	route, ok := s.Index.Route(x.hash)
+	if !ok {
+		return domain.Errorf(domain.CodeUnauthorized, "invalid API key")
+	}
+	now := s.Now()
+	if accepted, reason := route.Key.Accepts(x.hash, now); !accepted {
+		if reason == "expired" {
+			return domain.Errorf(domain.CodeUnauthorized, "this API key has expired")
+		}
+		return domain.Errorf(domain.CodeUnauthorized, "invalid API key")
+	}
+	x.route, x.actor = route, route.Actor
+	x.rec.OrganisationID, x.rec.WorkspaceID, x.rec.APIKeyID = route.Key.OrganisationID, route.Key.WorkspaceID, route.Key.ID
+	if route.ActorErr != nil {
+		return route.ActorErr
+	}
+	if route.Key.StatusAt(now) == domain.KeyExhausted {
+		return s.budgetState(ledger.KindAPIKey, route.Key.ID, "", route.KeyVersion, "this API key's usage limit is exhausted")
+	}
+	if !x.actor.HasScope("completions.write") {
+		return domain.Errorf(domain.CodeForbidden, "this API key lacks the scope completions.write")
+	}
+	if ws := route.Workspace; ws != nil && ws.BudgetExhausted {
+		return s.budgetState(ledger.KindWorkspace, ws.ID, ws.ExhaustedLimit, route.WorkspaceVersion,
+			fmt.Sprintf("this workspace's %s budget is exhausted", ws.ExhaustedLimit))
+	}
+	return nil
+}
+
+// budgetState refuses a request because a budget's recorded state is exhausted.
+func (s *Service) budgetState(kind ledger.Kind, id, sub string, version uint64, msg string) error {
+	d := Decider{Kind: string(kind), ID: id, Sub: sub, Version: version}
+	return &RefusalError{By: d, Err: &domain.Error{Code: domain.CodeForbidden, Detail: "budget_exhausted",
+		Message: msg + " (" + d.String() + ")"}}
+}
+
+// parse validates the body once, by endpoint, into the call the engine runs, and works out
+// what the budgets reserve: the prompt's estimated tokens and the most the answer may hold.
+func (s *Service) parse(x *exchange, body []byte) (providers.Call, error) {
+	call := providers.Call{Endpoint: x.in.Endpoint, Body: body}
+	// The body is logged as sent (credentials redacted), refused or not: a 400 is easier to
+	// understand beside what was sent. A pass-through body that is not JSON is not kept.
+	if x.in.Endpoint != providers.EndpointPassThrough || json.Valid(body) {
+		x.rec.RequestBody, x.rec.RequestBodyEncoding = loggedBody(redactBody(body))
+	}
+	maxOut := s.DefaultMaxTokens
+	if maxOut <= 0 {
+		maxOut = DefaultMaxTokens
+	}
+	switch x.in.Endpoint {
+	case providers.EndpointChat:
+		c, err := openai.ParseChat(body)
+		if err != nil {
+			return call, err
+		}
+		call.Chat, call.Model, call.Stream = c, c.Model, c.Stream
+		x.tokens = openai.EstimateTokens(c)
+		limit := c.OutputLimit()
+		if limit <= 0 {
+			limit = maxOut
+		}
+		x.output = limit * max(c.N, 1)
+	case providers.EndpointCompletion:
+		c, err := openai.ParseCompletion(body)
+		if err != nil {
+			return call, err
+		}
+		call.Completion, call.Model, call.Stream = c, c.Model, c.Stream
+		x.tokens = openai.EstimateCompletionTokens(c)
+		x.output = max(c.MaxTokens, 0) * max(c.N, 1) * max(c.BestOf, 1)
+	case providers.EndpointEmbed:
+		e, err := openai.ParseEmbedding(body)
+		if err != nil {
+			return call, err
+		}
+		call.Embedding, call.Model, x.tokens = e, e.Model, openai.EstimateEmbeddingTokens(e)
+	case providers.EndpointRerank:
+		e, err := openai.ParseRerank(body)
+		if err != nil {
+			return call, err
+		}
+		call.Rerank, call.Model, x.tokens = e, e.Model, openai.EstimateRerankTokens(e)
+	case providers.EndpointPassThrough:
+		call.Path, call.Method, call.Query = x.in.Path, x.in.Method, x.in.Query
+		probe := probePassThrough(x.in.Header, body, x.in.Path, maxOut)
+		call.Model, call.Stream, x.tokens, x.output = probe.model, probe.stream, probe.tokens, probe.output
+	}
+	x.model = call.Model
+	x.rec.Model, x.rec.Stream = call.Model, call.Stream
+	return call, nil
+}
+
+// maxLoggedBody bounds the bodies a log row keeps.
+const maxLoggedBody = 1 << 20
+
+// loggedBody is how a body is kept in the log: as the JSON it is, or, when its bytes are not
+// valid UTF-8 (which JSON parsers refuse), as a JSON string of their base64, marked "base64".
+func loggedBody(b []byte) (json.RawMessage, string) {
+	if len(b) == 0 || len(b) > maxLoggedBody {
+		return nil, ""
+	}
+	if utf8.Valid(b) {
+		return b, ""
+	}
+	enc, _ := json.Marshal(base64.StdEncoding.EncodeToString(b))
+	return enc, "base64"
+}
+
+// rateLimit checks every rate limit that applies at the request's level: the key's, its
+// workspace's, and the policies of the workspace whose conditions the request meets. The
+// limits of a managed provider and its integration are checked when that target is tried.
+func (s *Service) rateLimit(x *exchange, out Reply) error {
+	k := &x.route.Key
+	x.limits = OwnLimits("api_key", k.ID, x.route.KeyVersion, k.RateLimits)
+	if ws := x.route.Workspace; ws != nil {
+		x.limits = append(x.limits, OwnLimits("workspace", ws.ID, x.route.WorkspaceVersion, ws.RateLimits)...)
+		x.limits = append(x.limits, PolicyLimits(x.route.RatePolicies, x.facts())...)
+	}
+	d := s.Limiter.Allow(x.limits)
+	writeLimitHeaders(out.Header(), d, s.Now())
+	if d.Allowed {
+		return nil
+	}
+	x.prov.RefusedBy = &d.Limit.By
+	return &RefusalError{By: d.Limit.By, Err: &domain.Error{Code: domain.CodeRateLimited, Detail: "rate_limit_exceeded",
+		Message: fmt.Sprintf("%s exceeded: %s; it resets at %s (%s)", d.Limit.Source, d.Limit.Describe(),
+			d.Reset.UTC().Format(time.RFC3339), d.Limit.By.String())}}
+}
+
+func (x *exchange) facts() RequestFacts {
+	return RequestFacts{OrganisationID: x.route.Key.OrganisationID, WorkspaceID: x.route.Key.WorkspaceID,
+		APIKeyID: x.route.Key.ID, EndpointType: x.in.Endpoint, Metadata: x.metadata}
+}
+
+func writeLimitHeaders(h http.Header, d Decision, now time.Time) {
+	if d.Limit.Bucket == "" {
+		return
+	}
+	h.Set("x-ratelimit-limit", strconv.FormatFloat(d.Limit.Value, 'f', -1, 64))
+	h.Set("x-ratelimit-remaining", strconv.FormatFloat(d.Remaining, 'f', -1, 64))
+	h.Set("x-ratelimit-reset", strconv.FormatInt(d.Reset.Unix(), 10))
+	if !d.Allowed {
+		h.Set("Retry-After", strconv.Itoa(max(1, int(d.Reset.Sub(now).Seconds()+0.999))))
+		h.Set(HeaderDecidedBy, d.Limit.By.String())
+	}
+}
+
+// stream copies a streamed answer chunk by chunk, flushing each. A client that goes away
+// cancels the request's context, which the provider call carries, so the upstream call ends
+// too; what the stream used is charged all the same. A failure after the first byte ends the
+// stream with an error event, never in silence, and is not retried.
+func (s *Service) stream(ctx context.Context, x *exchange, out Reply, st providers.Stream) (int, error) {
+	sw := sse.NewWriter(out)
+	out.WriteHeader(http.StatusOK)
+	first := true
+	var delivered deliveredText
+	defer func() { x.usage, x.usageKnown = streamUsage(st.Usage(), x.tokens, delivered.n) }()
+	for {
+		chunk, err := st.Next()
+		if errors.Is(err, io.EOF) {
+			_ = sw.Done()
+			return http.StatusOK, nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				x.rec.Error = "client closed the stream"
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					x.rec.Error = "the request timeout ended the stream"
+					_ = sw.Data(streamError("the request timeout ended the stream", "timeout"))
+					return http.StatusGatewayTimeout, nil
+				}
+				return 499, nil
+			}
+			x.rec.Error = "upstream failed mid-stream: " + err.Error()
+			_ = sw.Data(streamError("the provider's stream failed: "+err.Error(), "stream_error"))
+			return http.StatusBadGateway, nil
+		}
+		if first {
+			x.rec.TTFTMS = float64(s.Now().Sub(x.start).Microseconds()) / 1000
+			first = false
+		}
+		if err := sw.Data(chunk); err != nil {
+			x.rec.Error = "client closed the stream"
+			return 499, nil
+		}
+		delivered.add(chunk)
+	}
+}
+
+// streamUsage is what a stream is charged: the usage it reported, or, when it reported none
+// (a client that left before the last chunk), the prompt's estimate and the text delivered at
+// 4 bytes a token. No stream goes unbilled.
+func streamUsage(u providers.Usage, promptEstimate, deliveredBytes int) (providers.Usage, bool) {
+	if u.PromptTokens > 0 || u.CompletionTokens > 0 || u.TotalTokens > 0 {
+		return u, true
+	}
+	u.PromptTokens = promptEstimate
+	u.CompletionTokens = (deliveredBytes + 3) / 4
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	return u, true
+}
+
+// deliveredText counts the answer text of the chunks a client received: the bytes of their
+// content, text and tool-call arguments strings, found by a byte scan (no decoding: this runs
+// for every chunk of every stream).
+type deliveredText struct{ n int }
+
+var textKeys = [][]byte{[]byte(`"content":"`), []byte(`"text":"`), []byte(`"arguments":"`)}
+
+func (d *deliveredText) add(chunk []byte) {
+	for _, key := range textKeys {
+		rest := chunk
+		for {
+			i := bytes.Index(rest, key)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(key):]
+			n := jsonStringLen(rest)
+			d.n += n
+			rest = rest[n:]
+		}
+	}
+}
+
+// jsonStringLen is the length of the JSON string body at the start of b, up to its closing
+// quote (escapes count as the bytes they take).
+func jsonStringLen(b []byte) int {
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return len(b)
+}
+
+func streamError(msg, code string) []byte {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "api_error", "param": nil, "code": code}})
+	return b
+}
+
+// fail answers an error: a provider's own error with its status (a pass-through's unchanged,
+// headers and all), or the application error shape; and records it in the log.
+func (s *Service) fail(out Reply, x *exchange, err error) int {
+	x.rec.Error = err.Error()
+	var raw *RawUpstreamError
+	if errors.As(err, &raw) {
+		copyHeaders(out.Header(), raw.Header)
+		out.WriteHeader(raw.Upstream.Status)
+		_, _ = out.Write(raw.Upstream.Body)
+		return raw.Upstream.Status
+	}
+	var up *providers.UpstreamError
+	if errors.As(err, &up) {
+		out.Header().Set("Content-Type", "application/json")
+		if up.RetryAfter > 0 {
+			out.Header().Set("Retry-After", strconv.Itoa(int(up.RetryAfter.Seconds())))
+		}
+		out.WriteHeader(up.Status)
+		_, _ = out.Write(up.Body)
+		return up.Status
+	}
+	var refused *RefusalError
+	if errors.As(err, &refused) {
+		by := refused.By
+		x.prov.RefusedBy = &by
+		out.Header().Set(HeaderDecidedBy, by.String())
+		return out.Error(err)
+	}
+	return out.Error(translate(err))
+}
+
+// finish settles what the request used, against its budgets and token limits, and hands its
+// record to the analytics pipeline without waiting.
+func (s *Service) finish(x *exchange) {
+	s.settle(x)
+	end := s.Now()
+	x.rec.EndedAt = end
+	x.rec.LatencyMS = float64(end.Sub(x.start).Microseconds()) / 1000
+	if x.prov.RefusedBy != nil || len(x.prov.Charged) > 0 || x.prov.Config != nil {
+		p := x.prov
+		x.rec.Provenance = &p
+	}
+	if s.Logs != nil {
+		s.Logs.Log(x.rec)
+	}
+}
+
+// readBody reads a body of at most limit bytes (limit <= 0: openai.DefaultMaxBodyBytes); a
+// declared length over the limit is refused before a byte is read.
+func readBody(r io.Reader, contentLength, limit int64) ([]byte, error) {
+	if limit <= 0 {
+		limit = openai.DefaultMaxBodyBytes
+	}
+	tooLarge := domain.Errorf(domain.CodeTooLarge, "the request body is larger than the limit of %d bytes", limit)
+	if contentLength > limit {
+		return nil, tooLarge
+	}
+	if r == nil || r == http.NoBody {
+		return []byte{}, nil
+	}
+	var buf bytes.Buffer
+	if contentLength > 0 {
+		buf.Grow(int(min(contentLength, 64<<10)) + 1)
+	}
+	n, err := buf.ReadFrom(io.LimitReader(r, limit+1))
+	if n > limit {
+		return nil, tooLarge
+	}
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, domain.Errorf(domain.CodeTooLarge, "the request body is larger than the limit of %d bytes", mbe.Limit)
+		}
+		return nil, &domain.Error{Code: domain.CodeInvalid, Message: "the request body could not be read", Err: err}
+	}
+	return buf.Bytes(), nil
+}
+
+func copyHeaders(dst, src http.Header) {
+	for k, vs := range src {
+		switch http.CanonicalHeaderKey(k) {
+		case "Content-Length", "Connection", "Transfer-Encoding", "Set-Cookie":
+			continue
+		}
+		dst[k] = vs
+	}
+}
