@@ -6,7 +6,7 @@ import (
 	"github.com/causeway/causeway/gateway"
 )
 
-// provenanceJSON is how a row keeps what decided its request: JSON, or ” when nothing did.
+// provenanceJSON is how a row keeps what decided its request: JSON, or empty when nothing did.
 func provenanceJSON(p *gateway.Provenance) string {
 	if p == nil {
 		return ""
