@@ -25,7 +25,8 @@ bench: ## benchmarks, figures printed as a table with ratios against baselines o
 	{ $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count 1 ./eventstore/; \
 	  $(GO) test -run '^$$' -bench Replay -benchtime 1x -count 1 -timeout 30m ./projections/; \
 	  $(GO) test -run '^$$' -bench AppendToReadModelLag -benchtime 2000x -count 1 ./projections/; \
-	  $(GO) test -run '^$$' -bench 'ClickHouseIngest|GroupsLatency|SpoolWhileDown' -benchtime 1x -count 1 -timeout 60m ./projections/analytics/; } | tee bench.txt | $(GO) run ./cmd/benchreport
+	  $(GO) test -run '^$$' -bench 'ClickHouseIngest|GroupsLatency|SpoolWhileDown' -benchtime 1x -count 1 -timeout 60m ./projections/analytics/; \
+	  $(GO) test -run '^$$' -bench LogPath -benchtime 5x -count 1 ./projections/analytics/; } | tee bench.txt | $(GO) run ./cmd/benchreport
 	@bash scripts/bench-gateway.sh | tee bench-gateway.txt
 
 lint: ## gofmt, go vet, and domain/ importing only the standard library

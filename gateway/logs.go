@@ -61,8 +61,8 @@ type LogRecord struct {
 }
 
 // LogSink takes log records without ever holding up the request that made them. The analytics
-// pipeline is one: it takes each record as a Go value into a bounded buffer (no encoding on the
-// request's goroutine, no message bus in between) and counts what a full buffer refuses.
+// pipeline is one: it takes each record as a Go value into a bounded buffer, with no encoding
+// and no message bus on the way, and counts the records a full buffer refuses.
 type LogSink interface {
 	Log(LogRecord)
 }

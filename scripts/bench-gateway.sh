@@ -37,7 +37,11 @@ cleanup() {
     wait "$SETUP_PID" 2>/dev/null || true
   fi
   local db
-  for db in "${PG_DBS[@]}"; do psql -q "$PG_ADMIN_URL" -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true; done
+  for db in "${PG_DBS[@]}"; do
+    # FORCE (PostgreSQL 13 and later) ends the connections a stopped gateway may have left.
+    psql -q "$PG_ADMIN_URL" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 ||
+      psql -q "$PG_ADMIN_URL" -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true
+  done
   for db in "${CH_DBS[@]}"; do ch_query "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true; done
   rm -rf "$WORK"
 }

@@ -15,9 +15,11 @@ import (
 
 // Options tunes the pipeline; the zero value takes the defaults.
 type Options struct {
-	// BatchSize is the most rows the pipeline holds before it hands them to the writer: 5000
-	// by default, one INSERT for ClickHouse; 1000 for SQLite, whose paced inserts commit every
-	// sqliteRowsPerTransaction rows anyway, so that larger batches would only hold memory.
+	// BatchSize is the most rows the pipeline holds before it hands them to the writer, which
+	// it does at least every FlushInterval. The rows waiting are most of the pipeline's memory
+	// (a record and its bodies, about 2.5 kB), so the defaults are as small as each store
+	// takes well: 2000 rows, one INSERT, for ClickHouse (a few inserts a second at most);
+	// 1000 for SQLite, which commits every sqliteRowsPerTransaction (1000) rows anyway.
 	BatchSize     int
 	FlushInterval time.Duration // longest a row waits in a batch; default 1 s
 	// Buffer is how many rows Log holds for Run; a row logged when it is full is refused and
@@ -27,16 +29,16 @@ type Options struct {
 	RetryMin      time.Duration // first back-off after the writer fails; default 100 ms
 	RetryMax      time.Duration // back-off ceiling; default 30 s
 	// A PacedWriter's insert gives the processor back for Pause after each Slice of work, unless
-	// it falls behind (a quarter of the buffer waits): a gateway that shares its core with the
-	// pipeline then waits at most about a Slice for it, never for a whole batch. Defaults 1 ms
-	// and 1 ms; a negative Pause never pauses.
+	// it falls behind (a batch, or a quarter of the buffer, waits): a gateway that shares its
+	// core with the pipeline then waits for it about a Slice at most, never for a whole batch.
+	// Defaults 500 µs and 1 ms; a negative Pause never pauses.
 	Slice time.Duration
 	Pause time.Duration
 }
 
 func (o Options) withDefaults(w Writer) Options {
 	if o.BatchSize <= 0 {
-		o.BatchSize = 5000
+		o.BatchSize = 2000
 		if _, ok := w.(*SQLite); ok {
 			o.BatchSize = 1000
 		}
@@ -57,7 +59,7 @@ func (o Options) withDefaults(w Writer) Options {
 		o.RetryMax = max(30*time.Second, o.RetryMin)
 	}
 	if o.Slice <= 0 {
-		o.Slice = time.Millisecond
+		o.Slice = 500 * time.Microsecond
 	}
 	if o.Pause == 0 {
 		o.Pause = time.Millisecond
@@ -84,8 +86,8 @@ type Stats struct {
 // Records are handed over in process as Go values, into a bounded buffer that Run swaps out
 // whole: the request's goroutine copies its record and returns, and nothing encodes or
 // decodes it on the way to the writer. (The hand-off went through a watermill GoChannel
-// before; its []byte payloads cost a JSON encoding and decoding of every record, a third of
-// the gateway's CPU, so request logs no longer go through watermill.)
+// before, whose []byte payloads cost a JSON encoding and a decoding of every record on the
+// gateway's processor: request logs no longer go through watermill.)
 type Pipeline struct {
 	w     Writer
 	spool *Spool

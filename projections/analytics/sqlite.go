@@ -19,8 +19,6 @@ import (
 type SQLite struct {
 	db *sql.DB
 	engine
-	// The inserts of one row and of sqliteRowsPerStatement rows, prepared once.
-	insertOne, insertMany *sql.Stmt
 }
 
 // sqliteQuantile is the aggregate the percentiles are: quantileExact's definition, computed
@@ -154,9 +152,9 @@ func scanSQLiteLog(scan func(dest ...any) error) (gateway.LogRecord, error) {
 // OpenSQLite opens (creating if need be) the SQLite database at path and applies its schema.
 //
 // The journal is a WAL synced at checkpoints, not at every commit (synchronous NORMAL, the
-// usual setting with a WAL): a commit then costs the gateway's core no fsync, which the paced
-// inserts' many small transactions would make frequent. A crash of the process loses nothing
-// committed; a crash of the machine may lose the last commits, never corrupts the file.
+// usual setting with a WAL): a commit, a few a second on a busy gateway, then holds the core
+// it shares with the gateway for no fsync. A crash of the process loses nothing committed; a
+// crash of the machine may lose the last commits, and never corrupts the file.
 func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	dsn := "file:" + path + "?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)"
 	db, err := sql.Open("sqlite", dsn)
@@ -171,27 +169,13 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	s.engine = engine{dialect: sqliteDialect, query: func(ctx context.Context, query string, args ...any) (rows, error) {
 		return db.QueryContext(ctx, query, args...)
 	}}
-	if s.insertOne, err = db.PrepareContext(ctx, sqliteInsert(1)); err == nil {
-		s.insertMany, err = db.PrepareContext(ctx, sqliteInsert(sqliteRowsPerStatement))
-	}
-	if err != nil {
-		_ = s.Close()
-		return nil, fmt.Errorf("analytics: sqlite: %w", err)
-	}
 	return s, nil
 }
 
 // Close closes the database.
-func (s *SQLite) Close() error {
-	for _, st := range []*sql.Stmt{s.insertOne, s.insertMany} {
-		if st != nil {
-			_ = st.Close()
-		}
-	}
-	return s.db.Close()
-}
+func (s *SQLite) Close() error { return s.db.Close() }
 
-// sqliteColumns are the columns an insert writes, in sqliteArgs' order.
+// sqliteColumns are the columns an insert writes, in sqliteValues' order.
 const sqliteColumns = `id, trace_id, span_id, parent_span_id, span_name,
 	organisation_id, workspace_id, api_key_id, provider, ai_service, model, config_id, prompt_id,
 	endpoint, method, path, status_code, prompt_tokens, completion_tokens, total_tokens,
@@ -203,9 +187,15 @@ const sqliteColumns = `id, trace_id, span_id, parent_span_id, span_name,
 const sqliteColumnCount = 41
 
 // sqliteRowsPerStatement is how many rows one INSERT carries. Executing a statement has a cost
-// of its own (the driver's, database/sql's, the virtual machine's start); sixteen rows spread
-// it, and keep each statement short enough to yield between (a fraction of a millisecond).
+// of its own (the driver's, the virtual machine's start); sixteen rows spread it, and keep
+// each statement short enough to yield between (a fraction of a millisecond).
 const sqliteRowsPerStatement = 16
+
+// sqliteRowsPerTransaction bounds the transactions of an insert. A commit writes all the pages
+// its transaction changed to the WAL, one system call each, and sometimes checkpoints it: the
+// processor is the commit's until it is done, so commits are few (one per pipeline batch), and
+// none is unbounded.
+const sqliteRowsPerTransaction = 1000
 
 // sqliteInsert is the INSERT of n rows. A row whose id is stored already is skipped, so a
 // retried batch stores each row once.
@@ -215,8 +205,8 @@ func sqliteInsert(n int) string {
 		strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
 }
 
-// sqliteArgs appends r's values in sqliteColumns' order.
-func sqliteArgs(args []any, r *gateway.LogRecord) ([]any, error) {
+// sqliteValues appends r's values in sqliteColumns' order, as the driver takes them.
+func sqliteValues(vals []driver.NamedValue, r *gateway.LogRecord) ([]driver.NamedValue, error) {
 	meta := "{}"
 	if len(r.Metadata) > 0 {
 		raw, err := json.Marshal(r.Metadata)
@@ -225,83 +215,133 @@ func sqliteArgs(args []any, r *gateway.LogRecord) ([]any, error) {
 		}
 		meta = string(raw)
 	}
-	stream := 0
+	var stream int64
 	if r.Stream {
 		stream = 1
 	}
-	return append(args, r.ID, r.TraceID, r.SpanID, r.ParentSpanID, r.SpanName,
+	for _, v := range [sqliteColumnCount]driver.Value{r.ID, r.TraceID, r.SpanID, r.ParentSpanID, r.SpanName,
 		r.OrganisationID, r.WorkspaceID, r.APIKeyID, r.Provider, r.AIService, r.Model, r.ConfigID, r.PromptID,
-		r.Endpoint, r.Method, r.Path, r.StatusCode, r.PromptTokens, r.CompletionTokens, r.TotalTokens,
-		r.CachedTokens, r.CacheWriteTokens, r.ReasoningTokens, r.Cost, r.LatencyMS, r.TTFTMS, stream, r.CacheStatus,
-		r.RetryCount, r.FallbackTarget, r.Target, meta, r.Error, string(r.RequestBody), string(r.ResponseBody),
-		r.RequestBodyEncoding, r.ResponseBodyEncoding, provenanceJSON(r.Provenance), r.LogFormat, unixMilli(r.StartedAt), unixMilli(r.EndedAt)), nil
-}
-
-// sqliteRowsPerTransaction bounds the transactions of a paced insert. A commit writes its
-// transaction's pages to the WAL (checkpointing it now and then) in one go: for a second of a
-// busy gateway's rows, over ten milliseconds of processor that nothing could interrupt.
-const sqliteRowsPerTransaction = 256
-
-// Insert stores rows in one transaction; a row whose id is stored already is skipped, so a
-// retried batch stores each row once.
-func (s *SQLite) Insert(ctx context.Context, rows []gateway.LogRecord) error {
-	return s.insert(ctx, rows, nil)
-}
-
-// InsertPaced is Insert in transactions of at most sqliteRowsPerTransaction rows, calling yield
-// after each statement (sqliteRowsPerStatement rows) and each commit. A row whose id is stored
-// already is skipped, so a batch retried after one of its transactions failed stores each row
-// once.
-func (s *SQLite) InsertPaced(ctx context.Context, rows []gateway.LogRecord, yield func()) error {
-	for len(rows) > 0 {
-		n := min(len(rows), sqliteRowsPerTransaction)
-		if err := s.insert(ctx, rows[:n], yield); err != nil {
-			return err
-		}
-		rows = rows[n:]
-		if yield != nil {
-			yield()
-		}
+		r.Endpoint, r.Method, r.Path, int64(r.StatusCode), int64(r.PromptTokens), int64(r.CompletionTokens),
+		int64(r.TotalTokens), int64(r.CachedTokens), int64(r.CacheWriteTokens), int64(r.ReasoningTokens),
+		r.Cost, r.LatencyMS, r.TTFTMS, stream, r.CacheStatus, int64(r.RetryCount), r.FallbackTarget, r.Target,
+		meta, r.Error, string(r.RequestBody), string(r.ResponseBody), r.RequestBodyEncoding, r.ResponseBodyEncoding,
+		provenanceJSON(r.Provenance), r.LogFormat, unixMilli(r.StartedAt), unixMilli(r.EndedAt)} {
+		vals = append(vals, driver.NamedValue{Ordinal: len(vals) + 1, Value: v})
 	}
-	return nil
+	return vals, nil
 }
 
-// insert stores rows in one transaction, through the statements prepared once, calling yield
-// (when not nil) after each statement.
-func (s *SQLite) insert(ctx context.Context, rows []gateway.LogRecord, yield func()) error {
+// Insert stores rows, in transactions of at most sqliteRowsPerTransaction rows; a row whose id
+// is stored already is skipped, so a retried batch stores each row once.
+func (s *SQLite) Insert(ctx context.Context, rows []gateway.LogRecord) error {
+	return s.InsertPaced(ctx, rows, nil)
+}
+
+// InsertPaced is Insert, calling yield (when not nil) after each statement
+// (sqliteRowsPerStatement rows) and each commit. A batch retried after one of its transactions
+// failed still stores each row once.
+func (s *SQLite) InsertPaced(ctx context.Context, rows []gateway.LogRecord, yield func()) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("analytics: sqlite insert: %w", err)
 	}
-	defer func() { _ = tx.Rollback() }()
-	many, one := tx.StmtContext(ctx, s.insertMany), tx.StmtContext(ctx, s.insertOne)
-	args := make([]any, 0, sqliteColumnCount*sqliteRowsPerStatement)
-	for len(rows) > 0 {
-		stmt, n := many, sqliteRowsPerStatement
-		if len(rows) < n {
-			stmt, n = one, 1
+	defer conn.Close()
+	// The driver's own connection: database/sql would convert and check each of a statement's
+	// 656 values again, and allocate them anew, on every execution.
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(sqliteDriverConn)
+		if !ok {
+			return fmt.Errorf("the driver's connection is a %T", dc)
 		}
-		args = args[:0]
-		for i := range n {
-			if args, err = sqliteArgs(args, &rows[i]); err != nil {
-				return fmt.Errorf("analytics: sqlite insert %s: %w", rows[i].ID, err)
+		for len(rows) > 0 {
+			n := min(len(rows), sqliteRowsPerTransaction)
+			if err := sqliteInsertTx(ctx, c, rows[:n], yield); err != nil {
+				return err
+			}
+			rows = rows[n:]
+			if yield != nil {
+				yield()
 			}
 		}
-		if _, err := stmt.ExecContext(ctx, args...); err != nil {
-			return fmt.Errorf("analytics: sqlite insert %s: %w", rows[0].ID, err)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("analytics: sqlite insert: %w", err)
+	}
+	return nil
+}
+
+// sqliteDriverConn is what InsertPaced needs of the driver's connection.
+type sqliteDriverConn interface {
+	driver.ConnBeginTx
+	driver.ConnPrepareContext
+}
+
+// sqliteInsertTx stores rows in one transaction on c, calling yield (when not nil) after each
+// statement.
+func sqliteInsertTx(ctx context.Context, c sqliteDriverConn, rows []gateway.LogRecord, yield func()) (err error) {
+	tx, err := c.BeginTx(ctx, driver.TxOptions{})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
 		}
+	}()
+	var many, one driver.StmtExecContext
+	prepare := func(n int) (driver.StmtExecContext, error) {
+		st, err := c.PrepareContext(ctx, sqliteInsert(n))
+		if err != nil {
+			return nil, err
+		}
+		exec, ok := st.(driver.StmtExecContext)
+		if !ok {
+			_ = st.Close()
+			return nil, fmt.Errorf("the driver's statement is a %T", st)
+		}
+		return exec, nil
+	}
+	closeStmt := func(st driver.StmtExecContext) {
+		if st != nil {
+			_ = st.(driver.Stmt).Close()
+		}
+	}
+	defer func() { closeStmt(many); closeStmt(one) }()
+	vals := make([]driver.NamedValue, 0, sqliteColumnCount*sqliteRowsPerStatement)
+	for len(rows) > 0 {
+		n := min(len(rows), sqliteRowsPerStatement)
+		if n < sqliteRowsPerStatement {
+			n = 1
+		}
+		stmt := &many
+		if n == 1 {
+			stmt = &one
+		}
+		if *stmt == nil {
+			if *stmt, err = prepare(n); err != nil {
+				return err
+			}
+		}
+		vals = vals[:0]
+		for i := range n {
+			if vals, err = sqliteValues(vals, &rows[i]); err != nil {
+				return fmt.Errorf("row %s: %w", rows[i].ID, err)
+			}
+		}
+		if _, err = (*stmt).ExecContext(ctx, vals); err != nil {
+			return fmt.Errorf("row %s: %w", rows[0].ID, err)
+		}
+		clear(vals) // the bodies are the batch's; let them go with it
 		rows = rows[n:]
 		if yield != nil {
 			yield()
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("analytics: sqlite insert: %w", err)
-	}
-	return nil
+	return tx.Commit()
 }
 
 // Groups answers q.
