@@ -149,7 +149,7 @@ func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error
 	if err := s.authenticate(x); err != nil {
 		return 0, err
 	}
-	body, err := readBody(x.in.Body, x.in.ContentLength, s.MaxBody)
+	body, err := openai.ReadBody(x.in.Body, x.in.ContentLength, s.MaxBody)
 	if err != nil {
 		return 0, err
 	}
@@ -528,37 +528,6 @@ func (s *Service) finish(x *exchange) {
 	if s.Logs != nil {
 		s.Logs.Log(x.rec)
 	}
-}
-
-// readBody reads a body of at most limit bytes (limit <= 0: openai.DefaultMaxBodyBytes); a
-// declared length over the limit is refused before a byte is read.
-func readBody(r io.Reader, contentLength, limit int64) ([]byte, error) {
-	if limit <= 0 {
-		limit = openai.DefaultMaxBodyBytes
-	}
-	tooLarge := domain.Errorf(domain.CodeTooLarge, "the request body is larger than the limit of %d bytes", limit)
-	if contentLength > limit {
-		return nil, tooLarge
-	}
-	if r == nil || r == http.NoBody {
-		return []byte{}, nil
-	}
-	var buf bytes.Buffer
-	if contentLength > 0 {
-		buf.Grow(int(min(contentLength, 64<<10)) + 1)
-	}
-	n, err := buf.ReadFrom(io.LimitReader(r, limit+1))
-	if n > limit {
-		return nil, tooLarge
-	}
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, domain.Errorf(domain.CodeTooLarge, "the request body is larger than the limit of %d bytes", mbe.Limit)
-		}
-		return nil, &domain.Error{Code: domain.CodeInvalid, Message: "the request body could not be read", Err: err}
-	}
-	return buf.Bytes(), nil
 }
 
 func copyHeaders(dst, src http.Header) {

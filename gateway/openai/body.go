@@ -16,29 +16,30 @@ const DefaultMaxBodyBytes int64 = 32 << 20
 // preallocMax bounds what ReadBody allocates before the bytes arrive.
 const preallocMax = 64 << 10
 
-// ReadBody reads r's body, refusing with CodeTooLarge a body longer than limit bytes (limit <= 0
-// means DefaultMaxBodyBytes). A declared Content-Length over the limit is refused at once,
+// ReadBody reads a request body (contentLength is the declared length, -1 when unknown),
+// refusing with CodeTooLarge a body longer than limit bytes (limit <= 0 means
+// DefaultMaxBodyBytes). A declared Content-Length over the limit is refused at once,
 // before a byte is read; a body without one (chunked) is read until it passes the limit and no
 // further, as http.MaxBytesReader does.
-func ReadBody(r *http.Request, limit int64) ([]byte, error) {
+func ReadBody(body io.Reader, contentLength, limit int64) ([]byte, error) {
 	if limit <= 0 {
 		limit = DefaultMaxBodyBytes
 	}
-	if r.ContentLength > limit {
+	if contentLength > limit {
 		return nil, tooLarge(limit)
 	}
-	if r.Body == nil || r.Body == http.NoBody {
+	if body == nil || body == http.NoBody {
 		return []byte{}, nil
 	}
 	var buf bytes.Buffer
-	if r.ContentLength > 0 {
+	if contentLength > 0 {
 		// Room for the declared size, plus the byte that detects a body longer than declared,
 		// but never more than preallocMax up front: a client that declares a large body and
 		// sends it slowly (or never) must not hold memory it has not filled.
-		buf.Grow(int(min(r.ContentLength, preallocMax)) + 1)
+		buf.Grow(int(min(contentLength, preallocMax)) + 1)
 	}
 	// Reading limit+1 bytes tells a body of exactly limit bytes from a longer one.
-	n, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
+	n, err := buf.ReadFrom(io.LimitReader(body, limit+1))
 	if n > limit {
 		return nil, tooLarge(limit)
 	}

@@ -55,7 +55,7 @@ func TestReadBodyRefusesADeclaredLengthOverTheLimitBeforeReading(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
 	r.Body = untouchable{t}
 	r.ContentLength = 1025
-	_, err := ReadBody(r, 1024)
+	_, err := ReadBody(r.Body, r.ContentLength, 1024)
 	requireTooLarge(t, err, "1024")
 }
 
@@ -81,7 +81,7 @@ func TestReadBody(t *testing.T) {
 			r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
 			r.Body = body
 			r.ContentLength = tc.declared
-			got, err := ReadBody(r, limit)
+			got, err := ReadBody(r.Body, r.ContentLength, limit)
 			assert.LessOrEqual(t, body.read, int64(limit+1), "reading stops once past the limit")
 			if tc.tooLarge {
 				requireTooLarge(t, err, "1024")
@@ -97,21 +97,21 @@ func TestReadBodyEdges(t *testing.T) {
 	t.Run("no body", func(t *testing.T) {
 		r := httptest.NewRequest(http.MethodPost, "/", nil)
 		r.Body = nil
-		got, err := ReadBody(r, 10)
+		got, err := ReadBody(r.Body, r.ContentLength, 10)
 		require.NoError(t, err)
 		assert.Empty(t, got)
 	})
 	t.Run("no limit configured: the default", func(t *testing.T) {
 		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader("{}"))
 		r.ContentLength = DefaultMaxBodyBytes + 1
-		_, err := ReadBody(r, 0)
+		_, err := ReadBody(r.Body, r.ContentLength, 0)
 		requireTooLarge(t, err, "33554432")
 	})
 	t.Run("a read error is not a size error", func(t *testing.T) {
 		r := httptest.NewRequest(http.MethodPost, "/", nil)
 		r.Body = failing{}
 		r.ContentLength = -1
-		_, err := ReadBody(r, 10)
+		_, err := ReadBody(r.Body, r.ContentLength, 10)
 		assert.Equal(t, domain.CodeInvalid, domain.ErrorCode(err))
 		assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 	})
@@ -119,7 +119,7 @@ func TestReadBodyEdges(t *testing.T) {
 		r := httptest.NewRequest(http.MethodPost, "/", nil)
 		r.Body = http.MaxBytesReader(nil, io.NopCloser(strings.NewReader(strings.Repeat("a", 100))), 50)
 		r.ContentLength = -1
-		_, err := ReadBody(r, 1000)
+		_, err := ReadBody(r.Body, r.ContentLength, 1000)
 		requireTooLarge(t, err, "50")
 	})
 }
@@ -130,7 +130,7 @@ func TestReadBodyOverHTTP(t *testing.T) {
 	const limit = 4096
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Seen-Content-Length", strconv.FormatInt(r.ContentLength, 10))
-		body, err := ReadBody(r, limit)
+		body, err := ReadBody(r.Body, r.ContentLength, limit)
 		switch domain.ErrorCode(err) {
 		case domain.CodeTooLarge:
 			w.WriteHeader(http.StatusRequestEntityTooLarge)
