@@ -116,4 +116,7 @@ func TestModelPricingNames(t *testing.T) {
 	assert.NotEqual(t, a, ModelPricingOverrideID("org", "ws", "openai", "gpt-4o"), "a workspace's override is its own")
 	assert.NotEqual(t, a, ModelPricingOverrideID("org2", "", "openai", "gpt-4o"))
 	assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, a)
+	// Ids are stream names already stored: the form is fixed (sha1 of the parts, as computed
+	// independently with Python's hashlib).
+	assert.Equal(t, "77a506d1-ba62-5659-ae6d-bf901136c9e5", a)
 }

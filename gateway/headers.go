@@ -61,16 +61,31 @@ func PresentedKey(h http.Header) (string, error) {
 // header reads a gateway header by its x-gateway- name or its SDK spellings (snake_case and
 // camelCase without the prefix), which are worked out once, not per request.
 func header(h http.Header, name string) string {
-	if v := h.Get(name); v != "" {
-		return v
+	spellings, ok := headerSpellings[name]
+	if !ok {
+		return h.Get(name)
 	}
-	for _, alias := range headerAliases[name] {
-		if v := h.Get(alias); v != "" {
-			return v
+	for _, canon := range spellings {
+		if v := h[canon]; len(v) > 0 && v[0] != "" {
+			return v[0]
 		}
 	}
 	return ""
 }
+
+// headerSpellings are a gateway header's spellings (its own name first), each in the canonical
+// form http.Header stores: looked up as they are, not canonicalised again on every request.
+var headerSpellings = func() map[string][]string {
+	out := map[string][]string{}
+	for name, aliases := range headerAliases {
+		spellings := []string{http.CanonicalHeaderKey(name)}
+		for _, a := range aliases {
+			spellings = append(spellings, http.CanonicalHeaderKey(a))
+		}
+		out[name] = spellings
+	}
+	return out
+}()
 
 var headerAliases = func() map[string][]string {
 	out := map[string][]string{}
@@ -177,6 +192,9 @@ func requestTimeout(h http.Header) (time.Duration, error) {
 func cloudOptions(h http.Header) map[string]string {
 	out := map[string]string{}
 	for name, values := range h {
+		if len(name) <= len("x-gateway-") || !strings.EqualFold(name[:len("x-gateway-")], "x-gateway-") {
+			continue
+		}
 		lower := strings.ToLower(name)
 		for _, prefix := range []string{"x-gateway-azure-", "x-gateway-vertex-", "x-gateway-aws-", "x-gateway-anthropic-", "x-gateway-openai-"} {
 			if opt, ok := strings.CutPrefix(lower, prefix); ok && len(values) > 0 {

@@ -200,6 +200,17 @@ func (m *Model) view(prefix, id string, fn func(domain.Aggregate)) bool {
 	return ok
 }
 
+// none reports, in memory, that the model holds no aggregate of prefix: a lookup on the
+// gateway's path then need not even build the id it would look for.
+func (m *Model) none(prefix string) bool {
+	if m.pg != nil {
+		return false
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.byPrefix[prefix]) == 0
+}
+
 // scan calls fn with every aggregate of prefix, on the same terms as view.
 func (m *Model) scan(prefix string, fn func(domain.Aggregate)) {
 	if m.pg != nil {

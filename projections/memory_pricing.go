@@ -10,6 +10,9 @@ import (
 // workspace (workspaceID empty: the organisation's own). Its id is derived from the names, so
 // this is one lookup, cheap enough for the gateway to make for every request it logs.
 func (m *Model) ModelPricingOverride(orgID, workspaceID, provider, model string) (domain.ModelPricingOverride, bool) {
+	if m.none(domain.ModelPricingPrefix) {
+		return domain.ModelPricingOverride{}, false
+	}
 	id := domain.ModelPricingOverrideID(orgID, workspaceID, provider, model)
 	o, ok := get[domain.ModelPricingOverride](m, domain.ModelPricingPrefix, id)
 	return o, ok && o.Active() && o.OrganisationID == orgID && o.WorkspaceID == workspaceID

@@ -208,6 +208,17 @@ func (r *ChatRequest) OutputLimit() int {
 	return r.MaxTokens
 }
 
+// Member is a top-level member of Raw as sent (the last, when a name repeats, as a JSON decoder
+// reads it); ok is false when Raw has no such member.
+func (r *ChatRequest) Member(name string) (val json.RawMessage, ok bool) {
+	for _, m := range r.members {
+		if string(m.key) == name {
+			val, ok = m.val, true
+		}
+	}
+	return val, ok
+}
+
 // ToolNames names the function tools, in order.
 func (r *ChatRequest) ToolNames() []string {
 	if r.Tools == nil {

@@ -126,3 +126,18 @@ func unquote(q []byte) []byte {
 	}
 	return []byte(s)
 }
+
+// TopMember is the value of the top-level member name of d, an object, as sent (the last when
+// the name repeats, as encoding/json reads it); ok is false when d has no such member or is
+// not an object. d must be valid JSON (json.Valid): the scan does not check it again.
+func TopMember(d []byte, name string) (val json.RawMessage, ok bool) {
+	if i := skipSpace(d, 0); i >= len(d) || d[i] != '{' {
+		return nil, false
+	}
+	for _, m := range members(d) {
+		if string(m.key) == name {
+			val, ok = m.val, true
+		}
+	}
+	return val, ok
+}

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/gateway/openai"
 	"github.com/causeway/causeway/gateway/sse"
 )
 
@@ -502,6 +503,16 @@ func prepareBody(c Call, strict bool, fields map[string]bool, stream bool, polic
 // bodyAsIs reports, reading only the fields it may change, that a whole answer's body needs
 // nothing changed: the hot path of a chat call, which then costs one scan of the body.
 func bodyAsIs(c Call) bool {
+	if c.Chat != nil && sameBytes(c.Chat.Raw, c.Body) {
+		// The chat was parsed from this very body: its members are already known.
+		if _, ok := c.Chat.Member("stream_options"); ok {
+			return false
+		}
+		if s, ok := c.Chat.Member("stream"); ok && !bytes.Equal(bytes.TrimSpace(s), []byte("false")) {
+			return false
+		}
+		return c.Model == "" || c.Chat.Model == c.Model
+	}
 	var probe struct {
 		Model         json.RawMessage `json:"model"`
 		Stream        json.RawMessage `json:"stream"`
@@ -561,13 +572,17 @@ func (u *usageJSON) usage() Usage {
 
 // usageOf reads the usage of a whole answer; zero when it has none.
 func usageOf(body []byte) Usage {
-	var a struct {
-		Usage *usageJSON `json:"usage"`
-	}
-	if json.Unmarshal(body, &a) != nil || a.Usage == nil {
+	// Validated once, then only the usage member decoded: the rest of the answer (its
+	// choices, the bulk of it) is scanned past, not decoded.
+	if !json.Valid(body) {
 		return Usage{}
 	}
-	return a.Usage.usage()
+	raw, ok := openai.TopMember(body, "usage")
+	var u *usageJSON
+	if !ok || json.Unmarshal(raw, &u) != nil || u == nil {
+		return Usage{}
+	}
+	return u.usage()
 }
 
 // chunkStream reads an OpenAI-style event stream: data-only events of JSON chunks, ended by
@@ -730,4 +745,9 @@ func (s *chunkStream) Close() error {
 		s.cancel()
 	})
 	return s.closeErr
+}
+
+// sameBytes reports whether a and b are the same bytes in memory, not merely equal ones.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
