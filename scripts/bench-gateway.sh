@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Gateway overhead, side by side, in one run (../shared/bench/peer-vs-direct.sh): the fake
+# Gateway overhead, side by side, in one run (bench/peer-vs-direct.sh): the fake
 # provider reached directly, a bare Go reverse proxy (the floor for any Go gateway), the peer
 # gateway, and Causeway, started from its real binary with authentication, a rate-limit
 # policy that every request is checked against, a budget too large ever to refuse, and
@@ -11,10 +11,10 @@
 #   scripts/bench-gateway.sh              PIN=1, concurrency 1 and 50, then the same streamed
 #   DURATION=5 scripts/bench-gateway.sh   shorter runs
 #   MODES=server STREAMS=0 scripts/...    one mode, non-streamed only
-#   HARNESS=../shared/bench               where peer-vs-direct.sh lives
+#   HARNESS=bench                         where peer-vs-direct.sh lives (this repository's copy)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HARNESS=${HARNESS:-../shared/bench}
+HARNESS=${HARNESS:-bench}
 MODES=${MODES:-"embedded server"}
 STREAMS=${STREAMS:-"0 1"}
 [[ -x $HARNESS/peer-vs-direct.sh ]] || { echo "bench-gateway: no harness at $HARNESS" >&2; exit 1; }
