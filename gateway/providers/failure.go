@@ -91,8 +91,12 @@ func tlsFailure(err error) (string, bool) {
 	case errors.As(err, &alert), errors.As(err, &op) && op.Op == "remote error":
 		return "TLS: the server refused the handshake", true
 	}
-	// Some handshake failures are plain errors whose text alone says so.
-	if strings.Contains(err.Error(), "tls: ") {
+	// Some handshake failures are plain errors whose text alone says so; net/http turns a
+	// RecordHeaderError that starts like "HTTP/" into one of them.
+	switch msg := err.Error(); {
+	case strings.Contains(msg, "server gave HTTP response to HTTPS client"):
+		return "TLS: the server did not answer in TLS (is it an http:// host?)", true
+	case strings.Contains(msg, "tls: "):
 		return "TLS: the handshake failed", true
 	}
 	return "", false
