@@ -217,8 +217,7 @@ func PolicyLimits(policies []Versioned[domain.RateLimitPolicy], f RequestFacts) 
 		}
 		sort.Strings(group)
 		out = append(out, Limit{Bucket: "policy:" + p.ID + ":" + strings.Join(group, "&"), Type: p.Type, Unit: p.Unit,
-			Value: p.Value,
-			By:    Decider{Kind: "rate_limit_policy", ID: p.ID, Version: v.Version, Limit: p.Value}})
+			Value: p.Value, By: Decider{Kind: "rate_limit_policy", ID: p.ID, Version: v.Version, Limit: p.Value}})
 	}
 	return out
 }
