@@ -410,3 +410,37 @@ func TestClientThatLeavesIsLogged499(t *testing.T) {
 	assert.NotContains(t, logs.String(), "level=ERROR", "a client that left is not an internal error")
 	assert.NotContains(t, logs.String(), "context canceled")
 }
+
+// A stream that fails after it began ends with an error event that says whose the failure
+// is: the provider's own error event passed on, marked with its name; a connection that
+// broke, named as such, with no address in it.
+func TestMidStreamFailuresSayWhose(t *testing.T) {
+	g := newGoverned(t, startGateway(t))
+	streamOnce := func(plan providertest.StreamPlan) apiError {
+		t.Helper()
+		g.oa.SetStream(plan)
+		req, err := http.NewRequest(http.MethodPost, g.m.URL()+"/chat/completions",
+			strings.NewReader(`{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+		require.NoError(t, err)
+		for k, v := range map[string]string{"x-gateway-api-key": gatewayKey, "x-gateway-provider": "openai",
+			"x-gateway-custom-host": g.oa.BaseURL(), "Authorization": "Bearer sk-provider-key"} {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		events := sseEvents(t, resp.Body)
+		resp.Body.Close()
+		require.NotEmpty(t, events)
+		return decodeAPIError(t, []byte(events[len(events)-1]))
+	}
+
+	e := streamOnce(providertest.StreamPlan{Chunks: 10, ErrorAfter: 2})
+	assert.Equal(t, "The server had an error while processing your request. Sorry about that!", e.Message)
+	assert.Equal(t, "server_error", e.Type)
+	assert.Equal(t, "openai", e.Provider, "the provider's own error event, marked as its")
+
+	e = streamOnce(providertest.StreamPlan{Chunks: 10, CutAfter: 3})
+	assert.Equal(t, "the stream from openai broke off: the connection was reset or closed before the answer was complete", e.Message)
+	assert.Equal(t, "stream_error", e.Code)
+	assert.NotContains(t, e.Message, "127.0.0.1")
+}
