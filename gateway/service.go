@@ -421,7 +421,7 @@ func (s *Service) stream(ctx context.Context, x *exchange, out Reply, st provide
 		}
 		if err := sw.Data(chunk); err != nil {
 			x.rec.Error = "client closed the stream"
-			return 499, nil
+			return StatusClientClosed, nil
 		}
 		delivered.add(chunk)
 	}

@@ -233,6 +233,9 @@ func (e *UpstreamError) AnswerBody() []byte {
 		_ = json.Unmarshal(ProviderErrorBody(e.Provider, e.Status, e.Body), &outer)
 		_ = json.Unmarshal(outer["error"], &inner)
 	}
+	if inner == nil {
+		inner = map[string]json.RawMessage{}
+	}
 	inner["provider"], _ = json.Marshal(e.Provider)
 	inner["status"], _ = json.Marshal(e.Status)
 	outer["error"], _ = json.Marshal(inner)
