@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -170,7 +169,7 @@ func (s *Service) admission(x *exchange, t *providers.Target, mp ManagedProvider
 			d := s.Limiter.Allow(a.limits)
 			if !d.Allowed {
 				return &RefusalError{By: d.Limit.By, Err: &domain.Error{Code: domain.CodeRateLimited, Detail: "rate_limit_exceeded",
-					Message: fmt.Sprintf("%s of @%s exceeded: %s (%s)", d.Limit.Source, prov.Slug, d.Limit.Describe(), d.Limit.By.String())}}
+					Message: d.Refusal(s.Now(), "@"+prov.Slug)}}
 			}
 		}
 		if len(budgets) > 0 && s.Ledger != nil {

@@ -31,6 +31,9 @@ type Plan struct {
 	Override map[string]any // override_params, inherited by nested plans unless they set the key
 	Retry    Retry
 	Timeout  time.Duration // request_timeout; zero: none beyond the client's
+	// TimeoutFrom names what set Timeout, for the message when it runs out: the header
+	// x-gateway-request-timeout, or a config's request_timeout.
+	TimeoutFrom string
 
 	// Admit, when set on a leaf, is asked once before the leaf is first tried, with its path:
 	// the leaf's own limits and budgets (a managed provider's). A refusal moves a fallback on,
@@ -114,13 +117,20 @@ func (e *Engine) Run(ctx context.Context, p Plan, call providers.Call) (Outcome,
 func (e *Engine) run(ctx context.Context, p Plan, call providers.Call, inherited map[string]any, path string, tried *[]string) (Outcome, error) {
 	override := mergeOverrides(inherited, p.Override)
 	if p.Timeout > 0 {
-		tctx, cancel := context.WithTimeout(ctx, p.Timeout)
+		tctx, cancel := context.WithTimeoutCause(ctx, p.Timeout, &TimeoutError{Timeout: p.Timeout, From: p.TimeoutFrom})
 		out, err := e.runWithin(tctx, p, call, override, path, tried)
-		if err != nil || out.Stream == nil {
+		if err != nil || (out.Stream == nil && out.Raw == nil) {
 			cancel()
-			return out, err
+			return out, timedOut(tctx, err)
 		}
-		// A stream is read after Run returns: the timeout covers it whole, released by Close.
+		// A stream, or a pass-through answer, is read after Run returns: the timeout covers
+		// it whole, released by Close.
+		if out.Stream != nil {
+			out.Stream = &timedStream{Stream: out.Stream, ctx: tctx}
+		}
+		if out.Raw != nil {
+			out.Raw.Body = &timedBody{ReadCloser: out.Raw.Body, ctx: tctx}
+		}
 		inner := out.release
 		out.release = func() {
 			if inner != nil {
@@ -359,6 +369,79 @@ func mergeOverrides(parent, own map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// TimeoutError is a request timeout that ran out: how long it was and what set it. It wraps
+// the failure the timeout caused, so fallbacks and retries still see a provider that could
+// not answer.
+type TimeoutError struct {
+	Timeout time.Duration
+	From    string // x-gateway-request-timeout, or the config's request_timeout
+	Err     error
+}
+
+// Error says which timeout ran out: "the request timeout of 2s (x-gateway-request-timeout)
+// ran out".
+func (e *TimeoutError) Error() string {
+	msg := "the request timeout of " + e.Timeout.String()
+	if e.From != "" {
+		msg += " (" + e.From + ")"
+	}
+	return msg + " ran out"
+}
+
+func (e *TimeoutError) Unwrap() error {
+	if e.Err == nil {
+		return context.DeadlineExceeded
+	}
+	return e.Err
+}
+
+// timedOut names the timeout in err when ctx ended by its own timeout (not the client's
+// cancellation, nor an outer timeout, which names itself).
+func timedOut(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	var te *TimeoutError
+	if !errors.As(context.Cause(ctx), &te) {
+		return err
+	}
+	var already *TimeoutError
+	if errors.As(err, &already) && already.Timeout == te.Timeout && already.From == te.From {
+		return err
+	}
+	return &TimeoutError{Timeout: te.Timeout, From: te.From, Err: err}
+}
+
+// timedStream is a stream under a request timeout: a read that fails because the timeout ran
+// out says so (a *TimeoutError), instead of "context deadline exceeded".
+type timedStream struct {
+	providers.Stream
+	ctx context.Context
+}
+
+func (s *timedStream) Next() ([]byte, error) {
+	chunk, err := s.Stream.Next()
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = timedOut(s.ctx, err)
+	}
+	return chunk, err
+}
+
+// timedBody is a pass-through answer under a request timeout, which says so when it runs out
+// mid-answer.
+type timedBody struct {
+	io.ReadCloser
+	ctx context.Context
+}
+
+func (b *timedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = timedOut(b.ctx, err)
+	}
+	return n, err
 }
 
 // UnknownProviderError: a plan names a provider no adapter serves.

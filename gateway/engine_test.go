@@ -109,12 +109,54 @@ func TestRequestTimeout(t *testing.T) {
 	a := providertest.NewOpenAI(t)
 	a.Script(providertest.Answer{Status: 200, Delay: 2 * time.Second, Body: `{}`})
 	plan := leafAt(a)
-	plan.Timeout = 100 * time.Millisecond
+	plan.Timeout, plan.TimeoutFrom = 100*time.Millisecond, HeaderRequestTimeout
 	start := time.Now()
 	_, err := testEngine().Run(context.Background(), plan, chatCall())
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, context.DeadlineExceeded), "got %v", err)
 	assert.Less(t, time.Since(start), time.Second)
+	var te *TimeoutError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, "the request timeout of 100ms (x-gateway-request-timeout) ran out", te.Error())
+	var conn *providers.ConnectionError
+	assert.ErrorAs(t, err, &conn, "a fallback still sees a provider that did not answer")
+}
+
+// A stream cut by the request timeout says which timeout cut it; a nested target's own
+// timeout names itself, and a fallback moves past it.
+func TestRequestTimeoutNamesItself(t *testing.T) {
+	a := providertest.NewOpenAI(t)
+	a.SetStream(providertest.StreamPlan{Chunks: 100, Delay: 20 * time.Millisecond})
+	plan := leafAt(a)
+	plan.Timeout, plan.TimeoutFrom = 150*time.Millisecond, "the config's request_timeout"
+	call := chatCall()
+	call.Stream = true
+	out, err := testEngine().Run(context.Background(), plan, call)
+	require.NoError(t, err)
+	defer out.Close()
+	for err == nil {
+		_, err = out.Stream.Next()
+	}
+	var te *TimeoutError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, "the request timeout of 150ms (the config's request_timeout) ran out", te.Error())
+
+	slow, fast := providertest.NewOpenAI(t), providertest.NewOpenAI(t)
+	slow.Script(providertest.Answer{Delay: 2 * time.Second, Body: `{}`})
+	inner := leafAt(slow)
+	inner.Timeout, inner.TimeoutFrom = 50*time.Millisecond, "the config's targets[0].request_timeout"
+	fallback := Plan{Mode: "fallback", Timeout: 5 * time.Second, TimeoutFrom: "the config's request_timeout", Targets: []Plan{inner, leafAt(fast)}}
+	out2, err := testEngine().Run(context.Background(), fallback, chatCall())
+	require.NoError(t, err, "the fallback moved past the timed-out target")
+	out2.Close()
+	assert.Equal(t, "0.1", out2.Path)
+
+	only := Plan{Mode: "fallback", Timeout: 5 * time.Second, TimeoutFrom: "the config's request_timeout", Targets: []Plan{inner}}
+	slow.Script(providertest.Answer{Delay: 2 * time.Second, Body: `{}`})
+	_, err = testEngine().Run(context.Background(), only, chatCall())
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, 50*time.Millisecond, te.Timeout, "the inner timeout ran out, and is named")
+	assert.Equal(t, "the config's targets[0].request_timeout", te.From)
 }
 
 func TestPickWeightedIgnoresNegativeWeights(t *testing.T) {

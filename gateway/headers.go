@@ -29,6 +29,15 @@ const (
 	// HeaderDecidedBy names, on a refusal, the policy or budget that refused (kind:id@vN),
 	// and on an answer the config version that routed it.
 	HeaderDecidedBy = "x-gateway-decided-by"
+	// HeaderErrorSource is on every error answer: provider when the provider answered it (its
+	// status and error passed on), gateway when the gateway refused or failed the request.
+	HeaderErrorSource = "x-gateway-error-source"
+)
+
+// The values of HeaderErrorSource.
+const (
+	ErrorSourceProvider = "provider"
+	ErrorSourceGateway  = "gateway"
 )
 
 // KeyHeaders are the header of 5.1 and its SDK aliases. x-api-key is not one: it is where

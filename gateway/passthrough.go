@@ -62,6 +62,10 @@ func probePassThrough(h http.Header, body []byte, path string, defaultOutput int
 func (s *Service) relay(ctx context.Context, x *exchange, out Reply, resp *http.Response) (int, error) {
 	defer resp.Body.Close()
 	copyHeaders(out.Header(), resp.Header)
+	if resp.StatusCode >= 400 {
+		// An error answer too long to hold for a retry is relayed as it comes, still marked.
+		out.Header().Set(HeaderErrorSource, ErrorSourceProvider)
+	}
 	out.WriteHeader(resp.StatusCode)
 	obs := providers.NewUsageObserver(resp.Header.Get("Content-Type"))
 	defer func() {
@@ -83,17 +87,23 @@ func (s *Service) relay(ctx context.Context, x *exchange, out Reply, resp *http.
 			_, _ = obs.Write(buf[:n])
 			if _, werr := out.Write(buf[:n]); werr != nil {
 				x.rec.Error = "client closed the answer"
-				return 499, nil
+				return StatusClientClosed, nil
 			}
 			out.Flush()
 		}
 		if rerr != nil {
 			if !errors.Is(rerr, io.EOF) {
-				if ctx.Err() != nil {
+				if clientGone(ctx) {
 					x.rec.Error = "client closed the answer"
-					return 499, nil
+					return StatusClientClosed, nil
 				}
-				x.rec.Error = "upstream failed mid-answer: " + rerr.Error()
+				var te *TimeoutError
+				if errors.As(rerr, &te) {
+					x.rec.Error = te.Error() + " while relaying the answer"
+					return http.StatusRequestTimeout, nil
+				}
+				_, reason := providers.ClassifyFailure(rerr)
+				x.rec.Error = "the provider's answer broke off: " + reason
 			}
 			return resp.StatusCode, nil
 		}

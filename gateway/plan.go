@@ -186,6 +186,10 @@ func (s *Service) toPlan(x *exchange, out *resolved, t domain.Target, path strin
 	}
 	if t.RequestTimeout > 0 {
 		plan.Timeout = time.Duration(t.RequestTimeout) * time.Millisecond
+		plan.TimeoutFrom = "the config's request_timeout"
+		if path != "" {
+			plan.TimeoutFrom = "the config's " + path + ".request_timeout"
+		}
 	}
 	if len(t.Targets) > 0 {
 		plan.Mode = domain.StrategySingle

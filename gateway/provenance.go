@@ -79,10 +79,13 @@ type RawUpstreamError struct {
 func (e *RawUpstreamError) Error() string { return e.Upstream.Error() }
 func (e *RawUpstreamError) Unwrap() error { return &e.Upstream }
 
-// translate turns the engine's errors into application errors.
-func translate(err error) error {
+// translate turns the engine's errors into application errors. A timeout names the timeout
+// that ran out and what set it; an unreachable provider names its host and the class of
+// failure (providers.ConnectionError.Describe), never the transport's own message.
+func translate(err error) *domain.Error {
 	var (
 		conn        *providers.ConnectionError
+		timeout     *TimeoutError
 		unknown     *UnknownProviderError
 		unsupported *UnsupportedError
 		appErr      *domain.Error
@@ -90,10 +93,12 @@ func translate(err error) error {
 	switch {
 	case errors.As(err, &appErr):
 		return appErr
+	case errors.As(err, &timeout):
+		return &domain.Error{Code: domain.CodeTimeout, Detail: "request_timeout", Message: timeout.Error() + " before the provider answered", Err: err}
 	case errors.Is(err, context.DeadlineExceeded):
-		return &domain.Error{Code: domain.CodeTimeout, Detail: "request_timeout", Message: "the provider did not answer within the request timeout", Err: err}
+		return &domain.Error{Code: domain.CodeTimeout, Detail: "request_timeout", Message: "the request timed out before the provider answered", Err: err}
 	case errors.As(err, &conn):
-		return &domain.Error{Code: domain.CodeUpstream, Detail: "provider_unreachable", Message: "the provider " + conn.Provider + " could not be reached", Err: err}
+		return &domain.Error{Code: domain.CodeUpstream, Detail: "provider_unreachable", Message: conn.Describe(), Err: err}
 	case errors.As(err, &unknown):
 		return &domain.Error{Code: domain.CodeInvalid, Param: HeaderProvider, Message: unknown.Error()}
 	case errors.As(err, &unsupported):

@@ -18,15 +18,19 @@ type Limit struct {
 	Type   string // domain.LimitRequests or domain.LimitTokens
 	Unit   string // rpm, rph, rpd, rpw
 	Value  float64
-	Source string // what set it, for the 429's message: "api key", "workspace", "policy <id>"
-	By     Decider
+	By     Decider // what set it, named in the 429
 }
 
 var unitWords = map[string]string{"rpm": "minute", "rph": "hour", "rpd": "day", "rpw": "week"}
 
-// Describe says the limit in words: "50 requests per minute", "1000 tokens per hour".
+// Describe says the limit in words: "50 requests per minute", "1000 tokens per hour", "1
+// request per day".
 func (l Limit) Describe() string {
-	return strconv.FormatFloat(l.Value, 'f', -1, 64) + " " + l.Type + " per " + unitWords[l.Unit]
+	what := l.Type
+	if l.Value == 1 {
+		what = strings.TrimSuffix(what, "s")
+	}
+	return strconv.FormatFloat(l.Value, 'f', -1, 64) + " " + what + " per " + unitWords[l.Unit]
 }
 
 // Limiter counts requests and tokens in fixed windows aligned to their unit (the minute, the
@@ -60,6 +64,35 @@ type Decision struct {
 	Limit     Limit     // the tightest limit (the refusing one when refused)
 	Remaining float64   // what is left in its window after this request
 	Reset     time.Time // when its window ends
+}
+
+// RetryAfter is how long a refused request should wait: until the refusing limit's window
+// ends, in whole seconds, at least one.
+func (d Decision) RetryAfter(now time.Time) time.Duration {
+	return time.Duration(max(1, int(math.Ceil(d.Reset.Sub(now).Seconds())))) * time.Second
+}
+
+// Refusal is a refused request's message, naming the limit in its unit and kind, what set it
+// and when to retry: "rate limit of 50 tokens per minute reached (rate_limit_policy:<id>@v3);
+// retry after 12s". on, when not empty, says what the limit is on ("@openai-main").
+func (d Decision) Refusal(now time.Time, on string) string {
+	msg := "rate limit of " + d.Limit.Describe()
+	if on != "" {
+		msg += " on " + on
+	}
+	return msg + " reached (" + d.Limit.By.String() + "); retry after " + shortDuration(d.RetryAfter(now))
+}
+
+// shortDuration writes whole seconds without empty units: "12s", "5m", "1h2m3s".
+func shortDuration(d time.Duration) string {
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // windowStart is the start of the unit's window that contains t.
@@ -184,8 +217,7 @@ func PolicyLimits(policies []Versioned[domain.RateLimitPolicy], f RequestFacts) 
 		}
 		sort.Strings(group)
 		out = append(out, Limit{Bucket: "policy:" + p.ID + ":" + strings.Join(group, "&"), Type: p.Type, Unit: p.Unit,
-			Value: p.Value, Source: "rate limit policy " + p.ID,
-			By: Decider{Kind: "rate_limit_policy", ID: p.ID, Version: v.Version, Limit: p.Value}})
+			Value: p.Value, By: Decider{Kind: "rate_limit_policy", ID: p.ID, Version: v.Version, Limit: p.Value}})
 	}
 	return out
 }
@@ -204,9 +236,8 @@ func (f RequestFacts) matches(conds []domain.Condition) bool {
 // integration's workspace; kind is the resource kind as decisions name it.
 func OwnLimits(kind, id string, version uint64, limits []domain.RateLimit) []Limit {
 	out := make([]Limit, 0, len(limits))
-	source := strings.ReplaceAll(kind, "_", " ") + " rate limit"
 	for _, r := range limits {
-		out = append(out, Limit{Bucket: kind + ":" + id, Type: r.Type, Unit: r.Unit, Value: r.Value, Source: source,
+		out = append(out, Limit{Bucket: kind + ":" + id, Type: r.Type, Unit: r.Unit, Value: r.Value,
 			By: Decider{Kind: kind, ID: id, Sub: r.Type + "/" + r.Unit, Version: version, Limit: r.Value}})
 	}
 	return out

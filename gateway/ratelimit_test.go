@@ -125,3 +125,31 @@ func TestPolicyLimitsMatchConditionsAndGroup(t *testing.T) {
 	}
 	assert.Equal(t, map[string]bool{"policy:by-user:metadata._user=ann": true, "policy:chat-only:api_key=k": true, "policy:team-x:": true}, buckets)
 }
+
+// A refusal names the limit in its unit and kind, what set it, and how long to wait.
+func TestRefusalMessage(t *testing.T) {
+	now := time.Date(2026, 11, 20, 12, 0, 48, 0, time.UTC)
+	policy := Decider{Kind: "rate_limit_policy", ID: "p1", Version: 3}
+	cases := []struct {
+		name  string
+		limit Limit
+		reset time.Time
+		on    string
+		want  string
+	}{
+		{"tokens per minute", Limit{Type: domain.LimitTokens, Unit: "rpm", Value: 50, By: policy}, now.Add(12 * time.Second), "",
+			"rate limit of 50 tokens per minute reached (rate_limit_policy:p1@v3); retry after 12s"},
+		{"one request per hour", Limit{Type: domain.LimitRequests, Unit: "rph", Value: 1, By: Decider{Kind: "api_key", ID: "k", Sub: "requests/rph", Version: 2}},
+			now.Add(11*time.Minute + 12*time.Second), "", "rate limit of 1 request per hour reached (api_key:k:requests/rph@v2); retry after 11m12s"},
+		{"a managed provider's, per day", Limit{Type: domain.LimitRequests, Unit: "rpd", Value: 1000, By: Decider{Kind: "provider", ID: "pv", Version: 1}},
+			now.Add(3 * time.Hour), "@openai-main", "rate limit of 1000 requests per day on @openai-main reached (provider:pv@v1); retry after 3h"},
+		{"a window ending now waits a second", Limit{Type: domain.LimitRequests, Unit: "rpw", Value: 5, By: policy}, now, "",
+			"rate limit of 5 requests per week reached (rate_limit_policy:p1@v3); retry after 1s"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decision{Limit: tc.limit, Reset: tc.reset}
+			assert.Equal(t, tc.want, d.Refusal(now, tc.on))
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -141,7 +142,7 @@ func (s *Service) Serve(ctx context.Context, in Request, out Reply) {
 	}}
 	status, err := s.serve(ctx, x, out)
 	if err != nil {
-		status = s.fail(out, x, err)
+		status = s.fail(ctx, out, x, err)
 	}
 	x.rec.StatusCode = status
 	s.finish(x)
@@ -186,7 +187,7 @@ func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error
 		return 0, err
 	}
 	if timeout > 0 {
-		res.plan.Timeout = timeout
+		res.plan.Timeout, res.plan.TimeoutFrom = timeout, HeaderRequestTimeout
 	}
 	call.Header = forwardHeaders(x.in.Header, append(forwardHeaderNames(x.in.Header), res.forward...))
 	if x.in.Endpoint == providers.EndpointPassThrough {
@@ -367,14 +368,14 @@ func (s *Service) rateLimit(x *exchange, out Reply) error {
 		x.limits = append(x.limits, PolicyLimits(x.route.RatePolicies, x.facts())...)
 	}
 	d := s.Limiter.Allow(x.limits)
-	writeLimitHeaders(out.Header(), d, s.Now())
+	now := s.Now()
+	writeLimitHeaders(out.Header(), d, now)
 	if d.Allowed {
 		return nil
 	}
 	x.prov.RefusedBy = &d.Limit.By
 	return &RefusalError{By: d.Limit.By, Err: &domain.Error{Code: domain.CodeRateLimited, Detail: "rate_limit_exceeded",
-		Message: fmt.Sprintf("%s exceeded: %s; it resets at %s (%s)", d.Limit.Source, d.Limit.Describe(),
-			d.Reset.UTC().Format(time.RFC3339), d.Limit.By.String())}}
+		Message: d.Refusal(now, "")}}
 }
 
 func (x *exchange) facts() RequestFacts {
@@ -390,7 +391,7 @@ func writeLimitHeaders(h http.Header, d Decision, now time.Time) {
 	h.Set("x-ratelimit-remaining", strconv.FormatFloat(d.Remaining, 'f', -1, 64))
 	h.Set("x-ratelimit-reset", strconv.FormatInt(d.Reset.Unix(), 10))
 	if !d.Allowed {
-		h.Set("Retry-After", strconv.Itoa(max(1, int(d.Reset.Sub(now).Seconds()+0.999))))
+		h.Set("Retry-After", strconv.Itoa(int(d.RetryAfter(now).Seconds())))
 		h.Set(HeaderDecidedBy, d.Limit.By.String())
 	}
 }
@@ -412,18 +413,7 @@ func (s *Service) stream(ctx context.Context, x *exchange, out Reply, st provide
 			return http.StatusOK, nil
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				x.rec.Error = "client closed the stream"
-				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-					x.rec.Error = "the request timeout ended the stream"
-					_ = sw.Data(streamError("the request timeout ended the stream", "timeout"))
-					return http.StatusGatewayTimeout, nil
-				}
-				return 499, nil
-			}
-			x.rec.Error = "upstream failed mid-stream: " + err.Error()
-			_ = sw.Data(streamError("the provider's stream failed: "+err.Error(), "stream_error"))
-			return http.StatusBadGateway, nil
+			return s.streamFailed(ctx, x, sw, err), nil
 		}
 		if first {
 			x.rec.TTFTMS = float64(s.Now().Sub(x.start).Microseconds()) / 1000
@@ -431,10 +421,53 @@ func (s *Service) stream(ctx context.Context, x *exchange, out Reply, st provide
 		}
 		if err := sw.Data(chunk); err != nil {
 			x.rec.Error = "client closed the stream"
-			return 499, nil
+			return StatusClientClosed, nil
 		}
 		delivered.add(chunk)
 	}
+}
+
+// StatusClientClosed is the status a request's log records when its client went away before
+// the answer was complete (nginx's 499: client closed request). No client ever sees it.
+const StatusClientClosed = 499
+
+// clientGone: the client closed the request (its context was cancelled, not timed out).
+func clientGone(ctx context.Context) bool { return errors.Is(ctx.Err(), context.Canceled) }
+
+// streamFailed ends a stream that failed after its first byte with an error event saying
+// why (the headers, and a 200, are gone already), and returns the status its log records: a
+// client that left (499), the request timeout (408, naming it), the provider's own error
+// event (passed on, marked as the provider's), or a connection that broke (502).
+func (s *Service) streamFailed(ctx context.Context, x *exchange, sw *sse.Writer, err error) int {
+	if clientGone(ctx) {
+		x.rec.Error = "client closed the stream"
+		return StatusClientClosed
+	}
+	var te *TimeoutError
+	if errors.As(err, &te) || errors.Is(err, context.DeadlineExceeded) {
+		msg := "the request timed out while streaming"
+		if te != nil {
+			msg = te.Error() + " while streaming"
+		}
+		x.rec.Error = msg
+		_ = sw.Data(streamError(msg, "timeout_error", "request_timeout"))
+		return http.StatusRequestTimeout
+	}
+	var up *providers.UpstreamError
+	if errors.As(err, &up) {
+		x.rec.Error = "the provider failed mid-stream: " + err.Error()
+		_ = sw.Data(up.AnswerBody())
+		return http.StatusBadGateway
+	}
+	msg := "the provider's stream failed"
+	var conn *providers.ConnectionError
+	if errors.As(err, &conn) {
+		_, reason := conn.Class()
+		msg = "the stream from " + conn.Provider + " broke off: " + reason
+	}
+	x.rec.Error = msg
+	_ = sw.Data(streamError(msg, "api_error", "stream_error"))
+	return http.StatusBadGateway
 }
 
 // streamUsage is what a stream is charged: the usage it reported, or, when it reported none
@@ -487,18 +520,25 @@ func jsonStringLen(b []byte) int {
 	return len(b)
 }
 
-func streamError(msg, code string) []byte {
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "api_error", "param": nil, "code": code}})
+func streamError(msg, typ, code string) []byte {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": code}})
 	return b
 }
 
-// fail answers an error: a provider's own error with its status (a pass-through's unchanged,
-// headers and all), or the application error shape; and records it in the log.
-func (s *Service) fail(out Reply, x *exchange, err error) int {
+// fail answers an error and records it in the log. A provider's own error keeps its status
+// and is marked as the provider's (HeaderErrorSource, and its name and status in the body; a
+// pass-through's is its bytes unchanged, headers and all); any other is the gateway's, in the
+// application error shape. A client that went away is answered nothing and logged as 499.
+func (s *Service) fail(ctx context.Context, out Reply, x *exchange, err error) int {
 	x.rec.Error = err.Error()
+	if clientGone(ctx) {
+		x.rec.Error = "client closed the request"
+		return StatusClientClosed
+	}
 	var raw *RawUpstreamError
 	if errors.As(err, &raw) {
 		copyHeaders(out.Header(), raw.Header)
+		out.Header().Set(HeaderErrorSource, ErrorSourceProvider)
 		out.WriteHeader(raw.Upstream.Status)
 		_, _ = out.Write(raw.Upstream.Body)
 		return raw.Upstream.Status
@@ -506,11 +546,12 @@ func (s *Service) fail(out Reply, x *exchange, err error) int {
 	var up *providers.UpstreamError
 	if errors.As(err, &up) {
 		out.Header().Set("Content-Type", "application/json")
+		out.Header().Set(HeaderErrorSource, ErrorSourceProvider)
 		if up.RetryAfter > 0 {
-			out.Header().Set("Retry-After", strconv.Itoa(int(up.RetryAfter.Seconds())))
+			out.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(up.RetryAfter.Seconds()))))
 		}
 		out.WriteHeader(up.Status)
-		_, _ = out.Write(up.Body)
+		_, _ = out.Write(up.AnswerBody())
 		return up.Status
 	}
 	var refused *RefusalError
@@ -520,7 +561,13 @@ func (s *Service) fail(out Reply, x *exchange, err error) int {
 		out.Header().Set(HeaderDecidedBy, by.String())
 		return out.Error(err)
 	}
-	return out.Error(translate(err))
+	appErr := translate(err)
+	if appErr.Code == domain.CodeTimeout || appErr.Code == domain.CodeUpstream {
+		// The log row is shown to the API's readers: it says what the client was told, not
+		// the transport's error, which may quote an address a host name resolved to.
+		x.rec.Error = appErr.Message
+	}
+	return out.Error(appErr)
 }
 
 // finish settles what the request used, against its budgets and token limits, and hands its

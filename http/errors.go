@@ -108,6 +108,9 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	body.Error.Code = &code
 	body.Error.DecidedBy = by
+	// Every error this writes is the gateway's own; a provider's is marked "provider" where
+	// the gateway service passes it on.
+	w.Header().Set(gateway.HeaderErrorSource, gateway.ErrorSourceGateway)
 	WriteJSON(w, status, body)
 	return status
 }

@@ -458,7 +458,7 @@ func TestProvenanceOfAPolicyRefusalAndAConfig(t *testing.T) {
 	e := decodeError(t, raw)
 	assert.Equal(t, policy, e.Error.DecidedBy.ID)
 	assert.EqualValues(t, 1, e.Error.DecidedBy.Version)
-	assert.Contains(t, e.Error.Message, "1 requests per minute")
+	assert.Contains(t, e.Error.Message, "1 request per minute")
 	row := g.logRow(resp.Header.Get("x-gateway-trace-id"))
 	by := row["provenance"].(map[string]any)["refused_by"].(map[string]any)
 	assert.Equal(t, "rate_limit_policy", by["kind"])

@@ -73,8 +73,14 @@ func New(allowed []string) (*Guard, error) {
 type RefusedError struct {
 	Host   string // the host as written, without userinfo or port; empty when there is none
 	Reason string
-	err    error // the resolver's error, for logs, when the host did not resolve
+	// Allowable: the host is refused for its address or name (not for the URL's form), which
+	// the allow-list can allow; the message then says how.
+	Allowable bool
+	err       error // the resolver's error, for logs, when the host did not resolve
 }
+
+// AllowVariable is the setting that allows refused hosts, named in a refusal's message.
+const AllowVariable = "CAUSEWAY_ALLOWED_HOSTS"
 
 func (e *RefusedError) Error() string {
 	if e.Host == "" {
@@ -84,7 +90,11 @@ func (e *RefusedError) Error() string {
 	if len(h) > 255 {
 		h = h[:255] + "..."
 	}
-	return fmt.Sprintf("host %q not allowed: %s", h, e.Reason)
+	msg := fmt.Sprintf("host %q not allowed: %s", h, e.Reason)
+	if e.Allowable {
+		msg += "; set " + AllowVariable + " to allow it"
+	}
+	return msg
 }
 
 func (e *RefusedError) Unwrap() error { return e.err }
@@ -152,7 +162,7 @@ func (g *Guard) vet(ctx context.Context, host string, bracketed, resolve bool) (
 	if t.isIP() {
 		if !g.allow.allowsAddr(t.addr) {
 			if r := refusedReason(t.addr); r != "" {
-				return nil, &RefusedError{Host: host, Reason: r}
+				return nil, &RefusedError{Host: host, Reason: r, Allowable: allowable(r)}
 			}
 		}
 		return []netip.Addr{unmap(t.addr)}, nil
@@ -160,7 +170,7 @@ func (g *Guard) vet(ctx context.Context, host string, bracketed, resolve bool) (
 	byName := g.allow.allowsName(t.name)
 	if !byName {
 		if r := refusedName(t.name); r != "" {
-			return nil, &RefusedError{Host: host, Reason: r}
+			return nil, &RefusedError{Host: host, Reason: r, Allowable: allowable(r)}
 		}
 	}
 	if !resolve {
@@ -177,12 +187,16 @@ func (g *Guard) vet(ctx context.Context, host string, bracketed, resolve bool) (
 			}
 			// The address itself is left out: it would tell a client what internal names resolve to.
 			if r := refusedReason(a); r != "" {
-				return nil, &RefusedError{Host: host, Reason: "resolves to a " + r}
+				return nil, &RefusedError{Host: host, Reason: "resolves to a " + r, Allowable: allowable(r)}
 			}
 		}
 	}
 	return addrs, nil
 }
+
+// allowable: a refusal for this reason may be lifted by the allow-list, and the message says
+// so; for a cloud metadata address it does not, since allowing one is seldom what anyone means.
+func allowable(reason string) bool { return !strings.Contains(reason, "metadata") }
 
 // refusedName refuses, before any lookup, the names that always mean this machine or the
 // cloud's metadata service.

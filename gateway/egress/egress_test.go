@@ -652,10 +652,11 @@ func TestRefusedErrorMessage(t *testing.T) {
 	cases := []struct {
 		url, want string
 	}{
-		{"http://0x7f.1/", `host "0x7f.1" not allowed: loopback address`},
+		{"http://0x7f.1/", `host "0x7f.1" not allowed: loopback address; set CAUSEWAY_ALLOWED_HOSTS to allow it`},
+		{"http://localhost:8080/", `host "localhost" not allowed: loopback host name; set CAUSEWAY_ALLOWED_HOSTS to allow it`},
 		{"http://[::ffff:a9fe:a9fe]/", `host "::ffff:a9fe:a9fe" not allowed: IPv4-mapped cloud metadata address`},
 		{"http://[64:ff9b::a9fe:a9fe]/", `host "64:ff9b::a9fe:a9fe" not allowed: NAT64 address embedding an IPv4 cloud metadata address`},
-		{"http://internal.example.com/", `host "internal.example.com" not allowed: resolves to a private address`},
+		{"http://internal.example.com/", `host "internal.example.com" not allowed: resolves to a private address; set CAUSEWAY_ALLOWED_HOSTS to allow it`},
 		{"http://u:s3cr3t-pa55@public.example.com/", `host "public.example.com" not allowed: credentials in the URL are not allowed`},
 		{"http://u:s3cr3t-pa55@public.example.com:bad/", `URL not allowed: not a valid URL`},
 		{"file:///etc/passwd", `URL not allowed: only http and https URLs are allowed`},

@@ -141,7 +141,7 @@ func (a *Anthropic) authorize(h http.Header, t Target) {
 func (a *Anthropic) do(ctx context.Context, t Target, c Call, body []byte) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, anthropicBase(t)+"/messages", bytes.NewReader(body))
 	if err != nil {
-		return nil, &ConnectionError{Provider: anthropicName, Err: errors.New("the base URL is not a valid URL")}
+		return nil, &ConnectionError{Provider: anthropicName, Reason: "its base URL is not a valid URL", Err: errors.New("the base URL is not a valid URL")}
 	}
 	forwardHeaders(req.Header, c.Header, false)
 	req.Header.Set("Content-Type", "application/json")
@@ -566,32 +566,18 @@ func anthropicTranslate(msg *anthropicMessageResponse, tr anthropicTranslation) 
 
 // Errors (https://docs.anthropic.com/en/api/errors): {"type":"error","error":{"type","message"}}.
 
-type anthropicErrorBody struct {
-	Error struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 // anthropicUpstreamError reads a refusal into OpenAI's error shape, keeping Anthropic's error
-// type (its names are OpenAI's where the two overlap).
+// object and type (its names are OpenAI's where the two overlap); a body of another shape (a
+// proxy's HTML page) is wrapped as ProviderErrorBody says.
 func anthropicUpstreamError(ctx context.Context, t Target, resp *http.Response) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil && ctx.Err() != nil {
 		return transportError(ctx, anthropicName, err, t.APIKey)
 	}
-	var eb anthropicErrorBody
-	msg, typ := fmt.Sprintf("anthropic answered %d", resp.StatusCode), "api_error"
-	if json.Unmarshal(raw, &eb) == nil && eb.Error.Message != "" {
-		msg = eb.Error.Message
-	}
-	if eb.Error.Type != "" {
-		typ = eb.Error.Type
-	}
 	return &UpstreamError{
 		Status:     resp.StatusCode,
 		RetryAfter: RetryAfter(resp.Header, time.Now()),
-		Body:       moreErrorBody(string(scrub([]byte(msg), t.APIKey)), typ, nil),
+		Body:       ProviderErrorBody(anthropicName, resp.StatusCode, scrub(raw, t.APIKey)),
 		Provider:   anthropicName,
 	}
 }

@@ -700,7 +700,7 @@ func TestAnthropicErrors(t *testing.T) {
 		{"529 overloaded", providertest.Answer{Status: 529, Body: providertest.AnthropicErrorBody("overloaded_error", "Overloaded")},
 			529, 0, "overloaded_error", "Overloaded"},
 		{"502 from a proxy in front, not JSON", providertest.Answer{Status: 502, Header: http.Header{"Content-Type": {"text/html"}}, Body: "<html>Bad Gateway</html>"},
-			502, 0, "api_error", "anthropic answered 502"},
+			502, 0, providers.ProviderErrorType, "anthropic answered 502: <html>Bad Gateway</html>"},
 	}
 	for _, tc := range cases {
 		for _, stream := range []bool{false, true} {

@@ -110,8 +110,8 @@ func TestCohereRerankErrors(t *testing.T) {
 		assert.Equal(t, http.StatusUnauthorized, up.Status)
 		assert.Equal(t, "cohere", up.Provider)
 		e := errorBody(t, up.Body)
-		assert.Equal(t, "invalid api token", e["message"])
-		assert.Equal(t, "authentication_error", e["type"])
+		assert.Equal(t, "cohere answered 401: invalid api token", e["message"], "Cohere's own shape is wrapped, naming the provider")
+		assert.Equal(t, providers.ProviderErrorType, e["type"])
 		noKey(t, err)
 	})
 	t.Run("429 with Retry-After", func(t *testing.T) {
@@ -123,7 +123,7 @@ func TestCohereRerankErrors(t *testing.T) {
 		require.ErrorAs(t, err, &up)
 		assert.Equal(t, 429, up.Status)
 		assert.Equal(t, "3s", up.RetryAfter.String())
-		assert.Equal(t, "rate_limit_error", errorBody(t, up.Body)["type"])
+		assert.Equal(t, "cohere answered 429: You are using a Trial key, which is limited to 10 API calls / minute.", errorBody(t, up.Body)["message"])
 	})
 	t.Run("a document that is neither a string nor an object", func(t *testing.T) {
 		srv := providertest.NewCohere(t)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -30,16 +31,17 @@ const maxAnswerBody = 256 << 20
 const redacted = "[redacted]"
 
 // NewUpstreamError reads (and closes) an answer outside 2xx and returns it as an
-// UpstreamError: its status, its Retry-After, and its body in OpenAI's error shape. apiKey is
-// scrubbed from the body, since some providers quote the credential they refused. The gateway
-// may use it on a pass-through answer it decides to retry or fall back from.
+// UpstreamError: its status, its Retry-After, and its body in OpenAI's error shape, kept as the
+// provider's (ProviderErrorBody). apiKey is scrubbed from the body, since some providers quote
+// the credential they refused. The gateway may use it on a pass-through answer it decides to
+// retry or fall back from.
 func NewUpstreamError(provider string, resp *http.Response, apiKey string) *UpstreamError {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	return &UpstreamError{
 		Status:     resp.StatusCode,
 		RetryAfter: RetryAfter(resp.Header, time.Now()),
-		Body:       OpenAIErrorBody(resp.StatusCode, scrub(body, apiKey)),
+		Body:       ProviderErrorBody(provider, resp.StatusCode, scrub(body, apiKey)),
 		Provider:   provider,
 	}
 }
@@ -136,6 +138,111 @@ func OpenAIErrorBody(status int, body []byte) []byte {
 	return out
 }
 
+// ProviderErrorType is the error type of a provider's error that names none of its own.
+const ProviderErrorType = "provider_error"
+
+// maxErrorText bounds the text of a plain (not JSON) error answer kept in a message.
+const maxErrorText = 4096
+
+// ProviderErrorBody turns a provider's error answer into OpenAI's {"error":{"message","type",
+// "param","code"}}, kept recognisably the provider's. A body whose error is an object with a
+// message (OpenAI's shape, which Anthropic's and most OpenAI-compatible providers' share) is
+// passed through, every field of its error object kept; any other body (plain text, HTML, a
+// bare {"error":"text"}, a top-level message, FastAPI's detail) is wrapped: its text becomes
+// the message, prefixed "<provider> answered <status>: ". The type is the provider's own where
+// it names one (Gemini's status counts), else provider_error.
+func ProviderErrorBody(provider string, status int, body []byte) []byte {
+	trimmed := bytes.TrimSpace(body)
+	var raw struct {
+		Error   json.RawMessage `json:"error"`
+		Message json.RawMessage `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+		Type    json.RawMessage `json:"type"`
+		Param   json.RawMessage `json:"param"`
+		Code    json.RawMessage `json:"code"`
+	}
+	isJSON := json.Unmarshal(trimmed, &raw) == nil
+	if isJSON && isObject(raw.Error) {
+		var inner map[string]json.RawMessage
+		if json.Unmarshal(raw.Error, &inner) == nil && text(inner["message"]) != "" {
+			return passProviderError(inner)
+		}
+	}
+	e := openAIError{Type: ProviderErrorType, Param: json.RawMessage("null"), Code: json.RawMessage("null")}
+	msg := ""
+	switch {
+	case !isJSON:
+		msg = string(trimmed)
+		if len(msg) > maxErrorText {
+			msg = strings.ToValidUTF8(msg[:maxErrorText], "") + "..."
+		}
+	case text(raw.Error) != "":
+		msg = text(raw.Error)
+	case text(raw.Message) != "":
+		msg = text(raw.Message)
+		e.fill(raw.Type, raw.Param, raw.Code)
+	case len(raw.Detail) > 0:
+		if msg = text(raw.Detail); msg == "" {
+			msg = string(raw.Detail)
+		}
+	case len(trimmed) <= maxErrorText:
+		msg = string(trimmed)
+	}
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	e.Message = fmt.Sprintf("%s answered %d", provider, status)
+	if msg != "" {
+		e.Message += ": " + msg
+	}
+	out, _ := json.Marshal(struct {
+		Error openAIError `json:"error"`
+	}{e})
+	return out
+}
+
+// passProviderError keeps a provider's error object as it is, with OpenAI's four fields made
+// usable: a type (the provider's, or its status, or provider_error), and a param and code
+// that are null unless they are what OpenAI's clients decode (strings; a number for code).
+func passProviderError(inner map[string]json.RawMessage) []byte {
+	if text(inner["type"]) == "" {
+		t := text(inner["status"])
+		if t == "" {
+			t = ProviderErrorType
+		}
+		inner["type"], _ = json.Marshal(t)
+	}
+	if text(inner["param"]) == "" {
+		inner["param"] = json.RawMessage("null")
+	}
+	if c := bytes.TrimSpace(inner["code"]); len(c) == 0 || !(c[0] == '"' || c[0] == '-' || (c[0] >= '0' && c[0] <= '9')) {
+		inner["code"] = json.RawMessage("null")
+	}
+	out, _ := json.Marshal(map[string]any{"error": inner})
+	return out
+}
+
+// AnswerBody is the body the gateway answers for this error: Body with the provider's name
+// and status added to its error object ("provider", "status"), so that a client tells a
+// provider's error from the gateway's own.
+func (e *UpstreamError) AnswerBody() []byte {
+	var outer map[string]json.RawMessage
+	var inner map[string]json.RawMessage
+	if json.Unmarshal(e.Body, &outer) != nil || !isObject(outer["error"]) || json.Unmarshal(outer["error"], &inner) != nil {
+		outer = map[string]json.RawMessage{}
+		_ = json.Unmarshal(ProviderErrorBody(e.Provider, e.Status, e.Body), &outer)
+		_ = json.Unmarshal(outer["error"], &inner)
+	}
+	if inner == nil {
+		inner = map[string]json.RawMessage{}
+	}
+	inner["provider"], _ = json.Marshal(e.Provider)
+	inner["status"], _ = json.Marshal(e.Status)
+	outer["error"], _ = json.Marshal(inner)
+	out, _ := json.Marshal(outer)
+	return out
+}
+
 // fill takes the provider's type, param and code where they are usable: a type must be a
 // string, a param a string, a code a string or a number.
 func (e *openAIError) fill(typ, param, code json.RawMessage) {
@@ -189,13 +296,13 @@ func text(raw json.RawMessage) string {
 func transportError(ctx context.Context, provider string, err error, apiKey string) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(ctxErr, context.DeadlineExceeded) {
-			return &ConnectionError{Provider: provider, Timeout: true, Err: ctxErr}
+			return &ConnectionError{Provider: provider, Host: hostOf(err), Timeout: true, Err: ctxErr}
 		}
 		return ctxErr
 	}
 	var netErr net.Error
 	timeout := errors.As(err, &netErr) && netErr.Timeout()
-	return &ConnectionError{Provider: provider, Timeout: timeout, Err: redactError(err, apiKey)}
+	return &ConnectionError{Provider: provider, Host: hostOf(err), Timeout: timeout, Err: redactError(err, apiKey)}
 }
 
 // redactError strips the query and user info from a url.Error's URL (some providers take the
@@ -244,7 +351,7 @@ func readAnswer(ctx context.Context, provider string, resp *http.Response, apiKe
 		return nil, transportError(ctx, provider, err, apiKey)
 	}
 	if len(body) > maxAnswerBody {
-		return nil, &ConnectionError{Provider: provider, Err: errors.New("answer larger than 256 MiB")}
+		return nil, &ConnectionError{Provider: provider, Reason: "its answer is larger than 256 MiB", Err: errors.New("answer larger than 256 MiB")}
 	}
 	return body, nil
 }

@@ -141,7 +141,7 @@ func (g *Gemini) do(ctx context.Context, t Target, c Call, model, method, query 
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return nil, &ConnectionError{Provider: geminiName, Err: errors.New("the base URL is not a valid URL")}
+		return nil, &ConnectionError{Provider: geminiName, Reason: "its base URL is not a valid URL", Err: errors.New("the base URL is not a valid URL")}
 	}
 	forwardHeaders(req.Header, c.Header, false)
 	req.Header.Set("Content-Type", "application/json")
@@ -736,7 +736,11 @@ func geminiUpstreamError(ctx context.Context, t Target, resp *http.Response) err
 	var eb struct {
 		Error geminiError `json:"error"`
 	}
-	_ = json.Unmarshal(raw, &eb)
+	if json.Unmarshal(raw, &eb) != nil || eb.Error.Message == "" {
+		// Not Google's error shape (a proxy's page, a bare text): the provider's words, wrapped.
+		return &UpstreamError{Status: resp.StatusCode, RetryAfter: RetryAfter(resp.Header, time.Now()), Provider: geminiName,
+			Body: ProviderErrorBody(geminiName, resp.StatusCode, scrub(raw, t.APIKey))}
+	}
 	ue := eb.Error.upstream(resp.StatusCode, t.APIKey)
 	if ra := RetryAfter(resp.Header, time.Now()); ra > 0 {
 		ue.RetryAfter = ra

@@ -187,7 +187,7 @@ func (p *OpenAICompatible) stream(ctx context.Context, t Target, c Call, path st
 			return nil, err
 		}
 		return nil, &UpstreamError{Status: http.StatusBadGateway, Provider: p.name,
-			Body: OpenAIErrorBody(http.StatusBadGateway, scrub(answer, t.APIKey))}
+			Body: ProviderErrorBody(p.name, http.StatusBadGateway, scrub(answer, t.APIKey))}
 	}
 	return newChunkStream(ctx, cancel, p.name, t.APIKey, resp.Body, hideUsage), nil
 }
@@ -687,7 +687,7 @@ func (s *chunkStream) cut(err error) error {
 	}
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
-		return &ConnectionError{Provider: s.provider,
+		return &ConnectionError{Provider: s.provider, Reason: fmt.Sprintf("its stream ended after %d chunks without [DONE]", s.chunks),
 			Err: fmt.Errorf("the stream ended after %d chunks without [DONE]: %w", s.chunks, err)}
 	}
 	return &ConnectionError{Provider: s.provider,
@@ -704,7 +704,7 @@ func (s *chunkStream) inBandError(name string, data []byte) *UpstreamError {
 		return nil
 	}
 	return &UpstreamError{Status: http.StatusBadGateway, Provider: s.provider,
-		Body: OpenAIErrorBody(http.StatusBadGateway, scrub(data, s.apiKey))}
+		Body: ProviderErrorBody(s.provider, http.StatusBadGateway, scrub(data, s.apiKey))}
 }
 
 // captureUsage keeps the usage a chunk reports (OpenAI: the last chunk's usage; Groq: also

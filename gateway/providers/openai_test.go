@@ -697,34 +697,34 @@ func TestUpstreamErrors(t *testing.T) {
 		{
 			name:       "429 with OpenAI's retry-after-ms",
 			answer:     providertest.Answer{Status: 429, Header: http.Header{"Retry-After-Ms": {"1500"}, "Retry-After": {"2"}}, Body: `{"error":{"message":"wait"}}`},
-			wantStatus: 429, wantMessage: "wait", wantType: "rate_limit_error",
+			wantStatus: 429, wantMessage: "wait", wantType: providers.ProviderErrorType,
 			wantRetry: func(t *testing.T, d time.Duration) { assert.Equal(t, 1500*time.Millisecond, d) },
 		},
 		{
 			name:       "500 with a plain-text body",
 			answer:     providertest.Answer{Status: 500, Header: http.Header{"Content-Type": {"text/plain"}}, Body: "upstream exploded\n"},
-			wantStatus: 500, wantMessage: "upstream exploded", wantType: "server_error",
+			wantStatus: 500, wantMessage: "openai answered 500: upstream exploded", wantType: providers.ProviderErrorType,
 			wantRetry: func(t *testing.T, d time.Duration) { assert.Zero(t, d) },
 		},
 		{
 			name:       "503 with an empty body",
 			answer:     providertest.Answer{Status: 503},
-			wantStatus: 503, wantMessage: "Service Unavailable", wantType: "server_error",
+			wantStatus: 503, wantMessage: "openai answered 503: Service Unavailable", wantType: providers.ProviderErrorType,
 		},
 		{
 			name:       "Mistral's top-level error object",
 			answer:     providertest.Answer{Status: 422, Body: `{"object":"error","message":"Extra inputs are not permitted","type":"invalid_request_error","param":null,"code":null}`},
-			wantStatus: 422, wantMessage: "Extra inputs are not permitted", wantType: "invalid_request_error",
+			wantStatus: 422, wantMessage: "openai answered 422: Extra inputs are not permitted", wantType: "invalid_request_error",
 		},
 		{
 			name:       "Ollama's bare error string",
 			answer:     providertest.Answer{Status: 404, Body: `{"error":"model \"llama9\" not found, try pulling it first"}`},
-			wantStatus: 404, wantMessage: `model "llama9" not found, try pulling it first`, wantType: "not_found_error",
+			wantStatus: 404, wantMessage: `openai answered 404: model "llama9" not found, try pulling it first`, wantType: providers.ProviderErrorType,
 		},
 		{
 			name:       "FastAPI's detail",
 			answer:     providertest.Answer{Status: 400, Body: `{"detail":"max_tokens is too large"}`},
-			wantStatus: 400, wantMessage: "max_tokens is too large", wantType: "invalid_request_error",
+			wantStatus: 400, wantMessage: "openai answered 400: max_tokens is too large", wantType: providers.ProviderErrorType,
 		},
 		{
 			name:       "a body that quotes the key is scrubbed",

@@ -144,15 +144,47 @@ func (e *UpstreamError) Error() string {
 }
 
 // ConnectionError is a failure to reach the provider at all (DNS, refused, TLS, timeout
-// before any answer): retried and fallen back from like a 5xx, answered as 502 or 504.
+// before any answer, a connection reset): retried and fallen back from like a 5xx. Err is
+// for logs (it may quote the address a host name resolved to); Describe is for the client.
 type ConnectionError struct {
 	Provider string
-	Timeout  bool
-	Err      error
+	// Host is the host (and port) of the URL called: the one the caller or an admin gave, or
+	// the provider's default. Empty when the failure came before a URL was built.
+	Host    string
+	Timeout bool
+	// Reason, when set, says what failed in words safe to show a client, in place of the
+	// class ClassifyFailure finds in Err.
+	Reason string
+	Err    error
 }
 
 func (e *ConnectionError) Error() string { return e.Provider + ": " + e.Err.Error() }
 func (e *ConnectionError) Unwrap() error { return e.Err }
+
+// Class is the kind of failure (ClassifyFailure), and what it means in words.
+func (e *ConnectionError) Class() (Failure, string) {
+	if e.Reason != "" {
+		return FailureOther, e.Reason
+	}
+	class, reason := ClassifyFailure(e.Err)
+	if class == FailureOther && e.Timeout {
+		return FailureTimeout, "no answer in time"
+	}
+	return class, reason
+}
+
+// Describe says what failed for the client: the provider, the host it was called at, and the
+// class of failure, e.g. "the provider openai could not be reached at api.example.com:
+// connection refused (nothing listens on that port)". It quotes nothing of Err, so no
+// resolved address, URL path or query reaches the client.
+func (e *ConnectionError) Describe() string {
+	msg := "the provider " + e.Provider + " could not be reached"
+	if e.Host != "" {
+		msg += " at " + e.Host
+	}
+	_, reason := e.Class()
+	return msg + ": " + reason
+}
 
 // Registry finds adapters by name. It is a value the gateway builds (NewRegistry), not a
 // package global.
