@@ -258,7 +258,7 @@ func TestOverLimitAdminBodyGetsAReadable413(t *testing.T) {
 		{"x-gateway-api-key": api.AdminKey},
 		{"x-gateway-api-key": api.AdminKey, "Idempotency-Key": "big-1"},
 	} {
-		resp, raw, err := rawRequest(t, addr, http.MethodPost, "/v1/workspaces", headers, 3<<20)
+		resp, raw, err := rawRequest(t, addr, http.MethodPost, "/v1/workspaces", headers, 4<<20)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, string(raw))
 		var e errorBody
