@@ -48,6 +48,9 @@ type Request struct {
 	Method         string
 	Path           string
 	IdempotencyKey string
+	// Fingerprint identifies what the request asks (see Fingerprint); with an idempotency key
+	// it is kept with the events, so that a retry can be told from another request.
+	Fingerprint string
 }
 
 type requestKey struct{}
@@ -122,7 +125,10 @@ func metadata(ctx context.Context) eventstore.Metadata {
 		if md.Extra == nil {
 			md.Extra = map[string]string{}
 		}
-		md.Extra["idempotency_key"] = r.IdempotencyKey
+		md.Extra[MetaIdempotencyKey] = r.IdempotencyKey
+		if r.Fingerprint != "" {
+			md.Extra[MetaIdempotencyFingerprint] = r.Fingerprint
+		}
 	}
 	return md
 }
@@ -162,10 +168,12 @@ const maxConflictRetries = 5
 
 // execute is every command's core: load the stream, decide, append with the exact revision
 // read, and on a conflict start again from a fresh load. A request that repeats an earlier
-// one's idempotency key finds its own events in the stream and writes nothing.
+// one's idempotency key finds its own events in the stream and writes nothing: it replays
+// their result when it asks the same, and is refused when it asks something else.
 func execute[A domain.Aggregate](ctx context.Context, d Deps, stream string, newAgg func() A, decide func(A) ([]domain.Event, error)) (Result, error) {
 	firstID := eventIDs(ctx, stream, 1)[0]
-	idempotent := RequestFrom(ctx).IdempotencyKey != ""
+	req := RequestFrom(ctx)
+	idempotent := req.IdempotencyKey != ""
 	for attempt := 0; ; attempt++ {
 		agg := newAgg()
 		expected, recs, err := load(ctx, d, stream, agg)
@@ -175,6 +183,9 @@ func execute[A domain.Aggregate](ctx context.Context, d Deps, stream string, new
 		if idempotent {
 			for _, rec := range recs {
 				if rec.ID == firstID {
+					if err := sameRequest(req, rec.Metadata); err != nil {
+						return Result{}, err
+					}
 					return Result{Position: lastOfRequest(recs, rec), Replayed: true}, nil
 				}
 			}

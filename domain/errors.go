@@ -27,6 +27,9 @@ const (
 	CodeDisabled     Code = "disabled"      // switched off by configuration: 403
 	CodeNotAllowed   Code = "not_allowed"   // method not allowed on this path: 405
 	CodeUnsupported  Code = "not_supported" // the provider or endpoint cannot do this: 400
+	// CodeUnprocessable: well formed, but it cannot be done as sent (an idempotency key
+	// already used for another request): 422.
+	CodeUnprocessable Code = "unprocessable"
 )
 
 // Error is the one error type of the application. Message is safe to show to the client;

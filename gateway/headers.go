@@ -221,3 +221,10 @@ func bearer(h http.Header) string {
 	}
 	return strings.TrimSpace(auth)
 }
+
+// NamesProvider reports whether a request names where it goes: a provider, a config or a
+// virtual key, by its x-gateway- header or an SDK spelling of it. A request to a path the
+// gateway does not know that names none is a mistyped route, not a pass-through.
+func NamesProvider(h http.Header) bool {
+	return header(h, HeaderProvider) != "" || header(h, HeaderConfig) != "" || header(h, HeaderVirtualKey) != ""
+}

@@ -64,6 +64,9 @@ type Service struct {
 	// DefaultMaxTokens is the answer length a budget reserves for a request that sets no
 	// output limit (DefaultMaxTokens when zero).
 	DefaultMaxTokens int
+	// Organisation is the deployment's organisation: a request refused before its key
+	// resolves (missing, unknown, expired) is logged under it.
+	Organisation string
 }
 
 // DefaultMaxTokens is the output a budget reserves for when a request names no limit: what
@@ -241,6 +244,7 @@ func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error
 // call models: unknown, expired, deleted, of an archived workspace, exhausted, or without the
 // scope completions.write.
 func (s *Service) authenticate(x *exchange) error {
+	x.rec.OrganisationID = s.Organisation // until the key resolves
 	presented, err := PresentedKey(x.in.Header)
 	if err != nil {
 		return err

@@ -32,6 +32,13 @@ type Admin struct {
 	Features Features
 	// RecordDenial appends a refused attempt to the audit log (asynchronously is fine).
 	RecordDenial func(ctx context.Context, d domain.AccessDenied, md eventstore.Metadata)
+	// Organisation is the deployment's organisation (there is one per deployment): a refusal
+	// whose key did not resolve (missing, unknown, expired) is recorded under it, so that its
+	// admins see it in the audit log.
+	Organisation string
+	// Idempotency finds the first request of an idempotency key on any resource; nil: a key
+	// reused for another request is refused only on the resource it first wrote.
+	Idempotency IdempotencyIndex
 	// URLCheck checks base URLs that admins set on integrations and providers, as custom hosts
 	// are checked (gateway/egress); nil falls back to a literal-address check.
 	URLCheck commands.URLChecker
@@ -100,12 +107,16 @@ func (a *Admin) route(resource string, h handler) http.Handler {
 			WriteError(w, r, a.Log, err)
 			return
 		}
-		ctx := context.WithValue(r.Context(), actorKey{}, actor)
-		ctx = commands.WithRequest(ctx, commands.Request{
+		req := commands.Request{
 			Actor: actor, RequestID: TraceID(r.Context()), ClientIP: clientIP(r), UserAgent: r.UserAgent(),
-			Method: r.Method, Path: r.URL.Path, IdempotencyKey: strings.TrimSpace(r.Header.Get("Idempotency-Key")),
-		})
-		r = r.WithContext(ctx)
+			Method: r.Method, Path: r.URL.Path, IdempotencyKey: strings.TrimSpace(r.Header.Get(IdempotencyHeader)),
+		}
+		if err := a.idempotent(r, &req); err != nil {
+			WriteError(w, r, a.Log, err)
+			return
+		}
+		ctx := context.WithValue(r.Context(), actorKey{}, actor)
+		r = r.WithContext(commands.WithRequest(ctx, req))
 		if err := a.waitForMinPosition(r); err != nil {
 			WriteError(w, r, a.Log, err)
 			return
@@ -126,7 +137,8 @@ func (a *Admin) route(resource string, h handler) http.Handler {
 	})
 }
 
-// deny records a refused attempt: who (when known), what, from where; never the key.
+// deny records a refused attempt: who (when known), what, from where; never the key nor its
+// hash. A refusal before any key resolved is the deployment organisation's.
 func (a *Admin) deny(r *http.Request, resource string, actor domain.Actor, err error) {
 	if a.RecordDenial == nil {
 		return
@@ -137,7 +149,11 @@ func (a *Admin) deny(r *http.Request, resource string, actor domain.Actor, err e
 	if errors.As(err, &appErr) {
 		reason = appErr.Message
 	}
-	md := eventstore.Metadata{ActorID: actor.ID, ActorKind: eventstore.ActorKind(actor.Kind), OrganisationID: actor.OrganisationID,
+	org := actor.OrganisationID
+	if org == "" {
+		org = a.Organisation
+	}
+	md := eventstore.Metadata{ActorID: actor.ID, ActorKind: eventstore.ActorKind(actor.Kind), OrganisationID: org,
 		WorkspaceID: actor.WorkspaceID, RequestID: TraceID(r.Context()), ClientIP: clientIP(r), UserAgent: r.UserAgent(),
 		Extra: map[string]string{"method": r.Method, "path": r.URL.Path}}
 	a.RecordDenial(context.WithoutCancel(r.Context()), domain.AccessDenied{Status: status, Reason: reason,
@@ -208,6 +224,10 @@ func (a *Admin) waitForMinPosition(r *http.Request) error {
 // maxAdminBody bounds admin request bodies.
 const maxAdminBody = 1 << 20
 
+func tooLargeAdminBody() error {
+	return domain.Errorf(domain.CodeTooLarge, "the request body is larger than the admin API's limit of %d bytes", maxAdminBody)
+}
+
 // decode reads a JSON body into v strictly: unknown fields, trailing data and bodies over
 // 1 MiB are refused with a 4xx that says what was wrong.
 func decode(r *http.Request, v any) error {
@@ -216,7 +236,7 @@ func decode(r *http.Request, v any) error {
 		return domain.Invalid("", "the request body could not be read")
 	}
 	if len(body) > maxAdminBody {
-		return domain.Errorf(domain.CodeTooLarge, "the request body is larger than %d bytes", maxAdminBody)
+		return tooLargeAdminBody()
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return domain.Invalid("", "the request body is empty; send a JSON object")

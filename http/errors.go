@@ -43,6 +43,8 @@ var statusOf = map[domain.Code]int{
 	domain.CodeTimeout:      http.StatusRequestTimeout,
 	domain.CodeUpstream:     http.StatusBadGateway,
 	domain.CodeInternal:     http.StatusInternalServerError,
+
+	domain.CodeUnprocessable: http.StatusUnprocessableEntity, // an idempotency key reused for another request
 }
 
 // typeOf is the error "type" field, in the OpenAI spelling clients already parse.
@@ -61,6 +63,8 @@ var typeOf = map[domain.Code]string{
 	domain.CodeTimeout:      "timeout_error",
 	domain.CodeUpstream:     "api_error",
 	domain.CodeInternal:     "api_error",
+
+	domain.CodeUnprocessable: "invalid_request_error",
 }
 
 // asAppError turns any error into the application's Error: infrastructure errors are

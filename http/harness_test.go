@@ -76,7 +76,8 @@ func newTestAPI(t testing.TB) *testAPI {
 	admin := &Admin{
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Read: api.Read, Deps: api.Deps,
 		Secret: bytes.Repeat([]byte("s"), 32), Now: api.Now, WriteWait: 5 * time.Second,
-		Features: Features{APIAccess: true, Policy: true, UsageLimits: true, AuditLogs: true},
+		Features:     Features{APIAccess: true, Policy: true, UsageLimits: true, AuditLogs: true},
+		Organisation: api.OrgID, Idempotency: api.Read,
 		RecordDenial: func(ctx context.Context, d domain.AccessDenied, md eventstore.Metadata) {
 			data, _ := json.Marshal(d)
 			_, _ = store.Append(ctx, domain.AuditStream, eventstore.Any, eventstore.EventData{

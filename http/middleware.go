@@ -4,9 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"strings"
+	"time"
 )
 
 // TraceIDHeader carries the trace id of a request: the client's when it sends one, else one
@@ -55,4 +59,56 @@ func withRecover(log *slog.Logger, next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// A refused body is drained this far (bytes) and this long at most before the connection
+// closes. A server that closes with unread bytes in its receive buffer sends a TCP reset, which
+// makes the client lose the answer it has not read yet: an SDK or curl that sends an
+// over-limit body would show "connection reset" instead of the 413 that says what the limit is.
+const (
+	drainMaxBytes = 4 << 20
+	drainMaxTime  = time.Second
+)
+
+// withBodyDrain reads and discards what a handler left of a request body (a refusal before
+// or while reading it: 413, 401, ...), within drainMaxBytes and drainMaxTime, after sending
+// the answer, so that a client which writes its whole body before reading gets the answer.
+func withBodyDrain(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body := &trackedBody{ReadCloser: r.Body}
+		r.Body = body
+		next.ServeHTTP(w, r)
+		// A client waiting for "100 Continue" that never came has sent nothing; it reads the
+		// answer instead of sending.
+		if body.eof || (body.n == 0 && strings.EqualFold(r.Header.Get("Expect"), "100-continue")) {
+			return
+		}
+		rc := http.NewResponseController(w)
+		if err := rc.SetReadDeadline(time.Now().Add(drainMaxTime)); err != nil {
+			return // no deadline, no unbounded wait
+		}
+		_ = rc.Flush()
+		_, _ = io.CopyN(io.Discard, body.ReadCloser, drainMaxBytes)
+		_ = rc.SetReadDeadline(time.Time{})
+	})
+}
+
+// trackedBody notes whether a request body was read to its end.
+type trackedBody struct {
+	io.ReadCloser
+	n   int64
+	eof bool
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	if errors.Is(err, io.EOF) {
+		b.eof = true
+	}
+	return n, err
 }

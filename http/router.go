@@ -9,11 +9,8 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/gorilla/mux"
-
-	"github.com/causeway/causeway/domain"
 )
 
 // BasePath is where every route lives.
@@ -26,6 +23,9 @@ type Deps struct {
 	Version string
 	Admin   *Admin   // nil: no admin API (tests of the bare router)
 	Gateway *Gateway // nil: no data plane
+	// CORSOrigins are the browser origins allowed to call /v1 (CAUSEWAY_CORS_ORIGINS); "*"
+	// allows any. Empty: CORS is off, and no answer carries its headers.
+	CORSOrigins []string
 }
 
 // NewRouter builds the handler for every route under /v1. Unknown paths and methods answer
@@ -36,53 +36,23 @@ func NewRouter(d Deps) http.Handler {
 		log = slog.Default()
 	}
 	root := mux.NewRouter()
+	miss := &misses{log: log, root: root}
 	v1 := root.PathPrefix(BasePath).Subrouter()
 	v1.Handle("/health", d.Health).Methods(http.MethodGet, http.MethodHead)
 	if d.Gateway != nil {
 		d.Gateway.Register(v1)
+		miss.passThrough = d.Gateway.PassThrough()
 	}
 	if d.Admin != nil {
 		d.Admin.Register(v1)
-		v1.PathPrefix("/admin").Handler(http.StripPrefix(BasePath+"/admin", aliasTo(v1)))
+		v1.PathPrefix("/admin").Handler(http.StripPrefix(aliasPrefix, miss.alias(v1)))
 	}
-
-	var passThrough http.Handler
-	if d.Gateway != nil {
-		passThrough = d.Gateway.PassThrough()
+	miss.collect()
+	root.NotFoundHandler = miss
+	root.MethodNotAllowedHandler = http.HandlerFunc(miss.notAllowed)
+	var h http.Handler = root
+	if len(d.CORSOrigins) > 0 {
+		h = withCORS(d.CORSOrigins, h)
 	}
-	notAllowed := func(w http.ResponseWriter, r *http.Request) {
-		WriteError(w, r, log, domain.Errorf(domain.CodeNotAllowed, "method %s is not allowed on %s", r.Method, r.URL.Path))
-	}
-	// mux v1.8.1 loses "wrong method" behind some later routes, so a miss is checked here:
-	// if the path answers another method, the answer is 405, not 404.
-	root.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
-			if m == r.Method {
-				continue
-			}
-			probe := r.Clone(r.Context())
-			probe.Method = m
-			var match mux.RouteMatch
-			if root.Match(probe, &match) && match.MatchErr == nil {
-				notAllowed(w, r)
-				return
-			}
-		}
-		if d.Gateway != nil && strings.HasPrefix(r.URL.Path, BasePath+"/") {
-			passThrough.ServeHTTP(w, r)
-			return
-		}
-		WriteError(w, r, log, domain.Errorf(domain.CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
-	})
-	root.MethodNotAllowedHandler = http.HandlerFunc(notAllowed)
-	return withTraceID(withRecover(log, root))
-}
-
-// aliasTo serves the reference's /v1/admin/... paths with the specification's routes.
-func aliasTo(v1 *mux.Router) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r2 := r.Clone(r.Context())
-		r2.URL.Path = BasePath + r.URL.Path
-		v1.ServeHTTP(w, r2)
-	})
+	return withTraceID(withBodyDrain(withRecover(log, h)))
 }

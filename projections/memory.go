@@ -32,6 +32,8 @@ type Model struct {
 	keepAudit bool
 	failed    error
 	onFold    func(domain.Aggregate, uint64)
+	// idempotency: actor id + "\x00" + idempotency key → the first request that used it.
+	idempotency map[string]IdempotentRequest
 
 	// The PostgreSQL backend; nil in memory.
 	pg *pgBackend
@@ -117,6 +119,7 @@ func (m *Model) Apply(rec eventstore.RecordedEvent) error {
 	if m.keepAudit {
 		m.audit = append(m.audit, audit)
 	}
+	m.indexIdempotency(rec.Metadata)
 	m.position = rec.Position
 	close(m.advanced)
 	m.advanced = make(chan struct{})

@@ -136,7 +136,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		},
 		Stats: map[string]func() any{"log_pipeline": func() any { return m.Pipeline.Stats() }},
 	}
-	handler := httpapi.NewRouter(httpapi.Deps{Logger: m.Logger, Health: health, Version: m.Version, Admin: admin, Gateway: gw})
+	handler := httpapi.NewRouter(httpapi.Deps{Logger: m.Logger, Health: health, Version: m.Version, Admin: admin, Gateway: gw,
+		CORSOrigins: cfg.CORSOrigins})
 
 	m.listener, err = net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -214,6 +215,10 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 		Features: httpapi.Features{APIAccess: f.APIAccess, Policy: f.Policy, UsageLimits: f.UsageLimits,
 			AuditLogs: f.AuditLogs, DataExports: f.DataExports},
 		RecordDenial: m.recordDenial, PublicURL: m.Config.PublicURL,
+		// One organisation per deployment: refusals of unknown keys are its admins' to see.
+		Organisation: m.Bootstrap.OrganisationID,
+		// The routing tables in memory see every event in both modes, so they keep the index.
+		Idempotency: m.Read,
 		Retention: httpapi.Retention{
 			Logs:    time.Duration(m.Config.LogRetentionDisplay) * 24 * time.Hour,
 			Metrics: time.Duration(m.Config.MetricsRetentionDisplay) * 24 * time.Hour,
@@ -261,6 +266,7 @@ func (m *Main) startGateway(admin *httpapi.Admin) (*httpapi.Gateway, error) {
 		Limiter: gateway.NewLimiter(m.Now), Egress: guard, CustomHostClient: client,
 		Engine: &gateway.Engine{Providers: providers.NewRegistry(adapters), MaxBackoff: 10 * time.Second},
 		Now:    func() time.Time { return m.Now() }, MaxBody: m.Config.MaxBodyBytes,
+		Organisation: admin.Organisation,
 	}
 	return &httpapi.Gateway{Log: m.Logger, Service: svc, MaxBody: m.Config.MaxBodyBytes}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +39,9 @@ type Config struct {
 	AllowedHosts string
 	// MaxBodyBytes (CAUSEWAY_MAX_BODY_BYTES) bounds a gateway request body: larger ones get 413.
 	MaxBodyBytes int64
+	// CORSOrigins (CAUSEWAY_CORS_ORIGINS, comma-separated) are the browser origins allowed to
+	// call the API, each scheme://host[:port], or * for any. Empty: CORS is off.
+	CORSOrigins []string
 	// LogSpoolBytes (CAUSEWAY_LOG_SPOOL_BYTES) bounds the disk spool request logs wait in
 	// while the analytics store is down; rows beyond it are counted and reported in health.
 	LogSpoolBytes int64
@@ -106,6 +110,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		SecretKey:               getenv("CAUSEWAY_SECRET_KEY"),
 		PublicURL:               strings.TrimSpace(getenv("CAUSEWAY_PUBLIC_URL")),
 		AllowedHosts:            getenv("CAUSEWAY_ALLOWED_HOSTS"),
+		CORSOrigins:             splitList(getenv("CAUSEWAY_CORS_ORIGINS")),
 		MaxBodyBytes:            25 << 20,
 		LogSpoolBytes:           1 << 30,
 		ShutdownTimeout:         15 * time.Second,
@@ -271,7 +276,51 @@ func (c Config) Validate() error {
 	if (c.DBSSLCert == "") != (c.DBSSLKey == "") {
 		bad("DB_SSL_CERT and DB_SSL_KEY: set both or neither")
 	}
+	for _, o := range c.CORSOrigins {
+		if err := checkOrigin(o); err != nil {
+			bad("CAUSEWAY_CORS_ORIGINS: %q %v", o, err)
+		}
+	}
+	if len(c.CORSOrigins) > 1 && slices.Contains(c.CORSOrigins, "*") {
+		bad("CAUSEWAY_CORS_ORIGINS: * allows every origin; set it alone, not with %d others", len(c.CORSOrigins)-1)
+	}
 	return errors.Join(problems...)
+}
+
+// checkOrigin accepts * or an origin as browsers send it: http or https, a host, an optional
+// port, and nothing else (no path, not even a trailing slash, which would never match).
+func checkOrigin(o string) error {
+	if o == "*" {
+		return nil
+	}
+	u, err := url.Parse(o)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https"):
+		return errors.New("is not an origin: must be * or http(s)://host[:port]")
+	case u.Host == "" || u.Hostname() == "":
+		return errors.New("has no host: must be http(s)://host[:port]")
+	case u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" || strings.HasSuffix(o, "?") || strings.HasSuffix(o, "#"):
+		return errors.New("must be only scheme://host[:port], with no path (not even a trailing /), query or user")
+	case strings.Contains(u.Host, "*"):
+		return errors.New("has a wildcard host: list each origin, or use * alone")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return errors.New("has a port that is not a number from 1 to 65535")
+		}
+	}
+	return nil
+}
+
+// splitList splits a comma-separated variable, dropping blanks.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // withDBSSL applies the DB_SSL settings to a PostgreSQL URL. Settings already in the URL win.

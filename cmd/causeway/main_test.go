@@ -72,14 +72,20 @@ func TestUnknownRoutesAnswerInTheErrorShapeWithATraceID(t *testing.T) {
 	m := startMain(t, nil)
 	for _, tc := range []struct {
 		method, path string
+		provider     string
 		status       int
 		code         string
 	}{
-		// Any other path under /v1 is passed through to a provider, for a gateway key.
-		{http.MethodGet, "/nope", http.StatusUnauthorized, "unauthorized"},
-		{http.MethodPost, "/health", http.StatusMethodNotAllowed, "not_allowed"},
+		// Any other path under /v1 that names a provider is passed through to it, for a gateway
+		// key; one that names none is a route that does not exist.
+		{http.MethodGet, "/nope", "openai", http.StatusUnauthorized, "unauthorized"},
+		{http.MethodGet, "/nope", "", http.StatusNotFound, "not_found"},
+		{http.MethodPost, "/health", "", http.StatusMethodNotAllowed, "not_allowed"},
 	} {
 		req, _ := http.NewRequest(tc.method, m.URL()+tc.path, nil)
+		if tc.provider != "" {
+			req.Header.Set("x-gateway-provider", tc.provider)
+		}
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		var body struct {
