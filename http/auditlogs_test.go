@@ -45,7 +45,7 @@ func TestAuditLogFiltersAndRefusals(t *testing.T) {
 
 	rec := one(url.Values{"request_id": {"trace-create-1"}})
 	assert.Equal(t, "RateLimitPolicyCreated", rec["action"])
-	assert.Equal(t, "ratelimitpolicy", rec["resource_type"])
+	assert.Equal(t, "rate_limit_policy", rec["resource_type"])
 	assert.Equal(t, policyID, rec["resource_id"])
 	assert.Equal(t, "api_key", rec["user_type"])
 	assert.Equal(t, "POST", rec["method"])

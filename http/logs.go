@@ -167,6 +167,15 @@ func (a *Admin) getLog(w http.ResponseWriter, r *http.Request) (int, any, error)
 	if err != nil {
 		return 0, nil, err
 	}
+	// With as_of, the row as it was then: there, or not yet.
+	var asOf *time.Time
+	if asOfRequested(r) {
+		at, err := asOfTime(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		asOf = &at
+	}
 	id := mux.Vars(r)["logId"]
 	rec, ok, err := store.Log(r.Context(), actor.OrganisationID, id)
 	if err != nil {
@@ -177,6 +186,9 @@ func (a *Admin) getLog(w http.ResponseWriter, r *http.Request) (int, any, error)
 	}
 	if own, only := a.ownLogsOnly(actor, []string{rec.WorkspaceID}); only && !slices.Contains(own, rec.APIKeyID) {
 		return 0, nil, domain.Errorf(domain.CodeNotFound, "log %s not found", id)
+	}
+	if asOf != nil && rec.StartedAt.After(*asOf) {
+		return 0, nil, domain.Errorf(domain.CodeNotFound, "log %s did not exist at %s", id, asOf.UTC().Format(time.RFC3339Nano))
 	}
 	return http.StatusOK, a.logView(rec, true), nil
 }

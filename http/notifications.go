@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -21,6 +22,10 @@ func notificationView(n domain.Notification) notificationAnswer {
 		n.Recipients = []string{}
 	}
 	n.CreatedAt = n.CreatedAt.UTC().Truncate(time.Millisecond)
+	// The audit log's spelling of the resource type, whichever the notification recorded.
+	if name, ok := projections.AuditResourceType(n.ResourceType); ok {
+		n.ResourceType = name
+	}
 	return notificationAnswer{Notification: n, Object: "notification"}
 }
 
@@ -30,13 +35,35 @@ func notificationFilter(a domain.Actor, kind string) projections.NotificationFil
 	return projections.NotificationFilter{OrganisationID: a.OrganisationID, Kind: kind, WorkspaceIDs: visibleWorkspaces(a)}
 }
 
+// notificationKinds are the kinds a notification can be of.
+var notificationKinds = []string{domain.NotifyInvite, domain.NotifyKeyExpired, domain.NotifyKeyExpirySoon, domain.NotifyKeyRotated,
+	domain.NotifyKeyRotationSoon, domain.NotifyRateLimitExceeded, domain.NotifyUsageExhausted, domain.NotifyUsageThreshold}
+
+// notificationKind reads the kind filter: empty, or one of notificationKinds in any case.
+func notificationKind(raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return "", nil
+	}
+	for _, k := range notificationKinds {
+		if strings.EqualFold(k, raw) {
+			return k, nil
+		}
+	}
+	return "", domain.Invalid("kind", "kind must be one of %s (got %q)", strings.Join(notificationKinds, ", "), raw)
+}
+
 func (a *Admin) registerNotifications(r *mux.Router) {
 	on := func(h handler) http.Handler { return a.route("notification", h) }
 
 	r.Handle("/notifications", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		actor := actorFrom(r.Context())
+		kind, err := notificationKind(r.URL.Query().Get("kind"))
+		if err != nil {
+			return 0, nil, err
+		}
 		var views []notificationAnswer
-		for _, n := range a.Read.Notifications(notificationFilter(actor, r.URL.Query().Get("kind"))) {
+		for _, n := range a.Read.Notifications(notificationFilter(actor, kind)) {
 			views = append(views, notificationView(n))
 		}
 		list, err := page(r, views)
