@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -178,4 +179,13 @@ func TestMoneyIsRoundedEverywhere(t *testing.T) {
 	assert.NotContains(t, string(got.Raw), "3.3000000000000003")
 	listed := ta.Admin(http.MethodGet, "/api-keys?workspace_id="+ta.WSA, nil)
 	assert.NotContains(t, string(listed.Raw), "3.3000000000000003")
+
+	note := uuid.NewString()
+	ta.seedEvents(domain.Stream(domain.NotificationPrefix, note), domain.NotificationRecorded{NotificationID: note,
+		OrganisationID: ta.OrgID, Kind: domain.NotifyUsageThreshold, Recipients: []string{"organisation:admins"},
+		Subject: "API key reached its alert threshold", ResourceType: "api_key", ResourceID: id,
+		Data: map[string]string{"current_usage": strconv.FormatFloat(add(1.1, 2.2), 'f', -1, 64), "alert_threshold": "1"}, At: ta.Now()})
+	alert := ta.Admin(http.MethodGet, "/notifications/"+note, nil)
+	require.Equal(t, http.StatusOK, alert.Status, string(alert.Raw))
+	assert.Equal(t, "3.3", obj(alert.Body, "data")["current_usage"], "a budget alert's usage, as money is answered")
 }

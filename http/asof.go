@@ -567,6 +567,13 @@ func (a *Admin) pastRouter(past *projections.Model, at time.Time) http.Handler {
 	then := *a
 	then.Read = pastReadModel{Model: past, live: a.Read, now: a.Now}
 	then.Now = func() time.Time { return at }
+	if record := a.RecordDenial; record != nil {
+		// A refusal happens now, whatever instant was read.
+		then.RecordDenial = func(ctx context.Context, d domain.AccessDenied, md eventstore.Metadata) {
+			d.At = a.Now()
+			record(ctx, d, md)
+		}
+	}
 	root := mux.NewRouter()
 	then.Register(root.PathPrefix(BasePath).Subrouter())
 	return root

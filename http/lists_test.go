@@ -188,6 +188,15 @@ func TestEveryListAsOfAnInstantAnswersWhatItAnsweredThen(t *testing.T) {
 	require.Equal(t, http.StatusOK, weak.Status, string(weak.Raw))
 	assert.Equal(t, http.StatusForbidden, l.Do(http.MethodGet, "/workspaces?"+asOfQuery(mark), weak.Str("key"), nil).Status,
 		"a key created after the mark asks, and is refused for its scopes, not for not existing then")
+	var refusals []map[string]any
+	require.Eventually(t, func() bool { // recorded without holding up the answer
+		refusals = l.Admin(http.MethodGet, "/audit-logs?response_status_code=403&user_id="+weak.Str("id"), nil).Data()
+		return len(refusals) > 0
+	}, 5*time.Second, 10*time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	refusals = l.Admin(http.MethodGet, "/audit-logs?response_status_code=403&user_id="+weak.Str("id"), nil).Data()
+	require.Len(t, refusals, 1, "the refusal is recorded once")
+	assert.Equal(t, "/v1/workspaces", refusals[0]["uri"])
 }
 
 // No GET route ignores as_of: a value that is not a time is refused, naming as_of, on every

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"maps"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +27,14 @@ func notificationView(n domain.Notification) notificationAnswer {
 	// The audit log's spelling of the resource type, whichever the notification recorded.
 	if name, ok := projections.AuditResourceType(n.ResourceType); ok {
 		n.ResourceType = name
+	}
+	// A budget alert's usage is money (or tokens), written as money is answered.
+	if raw, ok := n.Data["current_usage"]; ok {
+		if v, err := strconv.ParseFloat(raw, 64); err == nil {
+			data := maps.Clone(n.Data)
+			data["current_usage"] = strconv.FormatFloat(roundMoney(v), 'f', -1, 64)
+			n.Data = data
+		}
 	}
 	return notificationAnswer{Notification: n, Object: "notification"}
 }

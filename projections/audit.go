@@ -150,6 +150,7 @@ type AuditFilter struct {
 	NewestFirst bool
 }
 
+// keep is whether f selects r; f.ResourceType must be a name (answeredResourceType).
 func (f AuditFilter) keep(r *AuditRecord) bool {
 	eq := func(want, have string) bool { return want == "" || strings.EqualFold(want, have) }
 	// A refusal of an unknown key cannot be tied to an organisation; every organisation's
@@ -158,7 +159,7 @@ func (f AuditFilter) keep(r *AuditRecord) bool {
 	return org &&
 		(f.From.IsZero() || !r.Timestamp.Before(f.From)) && (f.To.IsZero() || !r.Timestamp.After(f.To)) &&
 		eq(f.ActorID, r.ActorID) && eq(f.ActorType, r.ActorType) && eq(f.WorkspaceID, r.WorkspaceID) &&
-		(f.ResourceType == "" || strings.EqualFold(answeredResourceType(f.ResourceType), answeredResourceType(r.ResourceType))) &&
+		(f.ResourceType == "" || strings.EqualFold(f.ResourceType, answeredResourceType(r.ResourceType))) &&
 		eq(f.ResourceID, r.ResourceID) && eq(f.Action, r.Action) &&
 		eq(f.Method, r.Method) && (f.StatusCode == 0 || f.StatusCode == r.StatusCode) &&
 		eq(f.RequestID, r.RequestID) && eq(f.ClientIP, r.ClientIP)
@@ -176,6 +177,9 @@ func (m *Model) AuditLog(f AuditFilter) []AuditRecord {
 func (m *Model) AuditRecords(ctx context.Context, f AuditFilter, offset, limit int) ([]AuditRecord, int, error) {
 	if m.pg != nil {
 		return m.pg.auditRecords(ctx, f, offset, limit)
+	}
+	if f.ResourceType != "" {
+		f.ResourceType = answeredResourceType(f.ResourceType)
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
