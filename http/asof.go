@@ -482,19 +482,34 @@ func (a *Admin) registerAuditHistory(r *mux.Router) {
 
 // pastReadRoutes are the GET routes answered from the read model as it was: every list, and
 // the single reads that have no as_of of their own.
-var pastReadRoutes = map[string]bool{
-	"/workspaces": true, "/workspaces/{id}/users": true, "/workspaces/{id}/users/{userId}": true,
-	"/workspaces/{id}/settings": true,
-	"/users":                    true, "/users/invites": true,
-	"/api-keys":             true,
-	"/policies/rate-limits": true, "/policies/usage-limits": true, "/policies/usage-limits/{id}/entities": true,
-	"/notifications": true,
-	"/configs":       true, "/configs/{slug}/versions": true,
-	"/integrations": true, "/integrations/{slug}/workspaces": true,
-	"/providers": true, "/virtual-keys": true,
-	"/logs/exports": true, "/logs/exports/{exportId}": true,
-	"/model-configs/pricing/{provider}/{model:.+}": true,
-}
+var pastReadRoutes = func() map[string]bool {
+	out := map[string]bool{}
+	for _, r := range []string{
+		"/workspaces",
+		"/workspaces/{id}/users",
+		"/workspaces/{id}/users/{userId}",
+		"/workspaces/{id}/settings",
+		"/users",
+		"/users/invites",
+		"/api-keys",
+		"/policies/rate-limits",
+		"/policies/usage-limits",
+		"/policies/usage-limits/{id}/entities",
+		"/notifications",
+		"/configs",
+		"/configs/{slug}/versions",
+		"/integrations",
+		"/integrations/{slug}/workspaces",
+		"/providers",
+		"/virtual-keys",
+		"/logs/exports",
+		"/logs/exports/{exportId}",
+		"/model-configs/pricing/{provider}/{model:.+}",
+	} {
+		out[r] = true
+	}
+	return out
+}()
 
 // noPastRoutes are the GET routes that refuse as_of: they act now (a download link, a file)
 // rather than read a state.

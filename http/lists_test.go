@@ -168,6 +168,9 @@ func TestEveryListAsOfAnInstantAnswersWhatItAnsweredThen(t *testing.T) {
 		})
 	}
 
+	alias := l.Admin(http.MethodGet, "/admin/workspaces?"+asOfQuery(mark), nil)
+	assert.Equal(t, then["/workspaces"].Body, alias.Body, "the reference's /admin path reads the past too")
+
 	// Filters and pages apply to the past as to the present.
 	page := l.Admin(http.MethodGet, "/workspaces?page_size=1&current_page=0&"+asOfQuery(mark), nil)
 	require.Equal(t, http.StatusOK, page.Status, string(page.Raw))
