@@ -8,6 +8,7 @@ import (
 
 // Register adds every admin route under the /v1 router. Each area registers its own.
 func (a *Admin) Register(r *mux.Router) {
+	r.Use(a.pastReads) // ?as_of= on lists
 	a.registerRateLimitPolicies(r)
 	a.registerAPIKeys(r)
 	a.registerAuditLogs(r)

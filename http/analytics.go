@@ -50,9 +50,17 @@ func graphBucket(from, to time.Time) time.Duration {
 
 // graphAnswer is the reference's analytics-graph.
 type graphAnswer struct {
-	Object     string             `json:"object"`
-	Summary    map[string]float64 `json:"summary"`
-	DataPoints []map[string]any   `json:"data_points"`
+	Object     string           `json:"object"`
+	Summary    map[string]any   `json:"summary"`
+	DataPoints []map[string]any `json:"data_points"`
+}
+
+// graphValue is a graph's value as answered: the cost graph's values are money.
+func graphValue(kind string, v float64) any {
+	if kind == analytics.GraphCost {
+		return amount(v)
+	}
+	return v
 }
 
 func (a *Admin) graph(kind string) handler {
@@ -69,14 +77,14 @@ func (a *Admin) graph(kind string) handler {
 		if err != nil {
 			return 0, nil, err
 		}
-		ans := graphAnswer{Object: "analytics-graph", Summary: g.Summary, DataPoints: make([]map[string]any, 0, len(g.Points))}
-		if ans.Summary == nil {
-			ans.Summary = map[string]float64{}
+		ans := graphAnswer{Object: "analytics-graph", Summary: make(map[string]any, len(g.Summary)), DataPoints: make([]map[string]any, 0, len(g.Points))}
+		for k, v := range g.Summary {
+			ans.Summary[k] = graphValue(kind, v)
 		}
 		for _, p := range g.Points {
 			point := make(map[string]any, len(p.Values)+1)
 			for k, v := range p.Values {
-				point[k] = v
+				point[k] = graphValue(kind, v)
 			}
 			if kind == analytics.GraphErrorStatusCodes {
 				point["status_code"] = p.StatusCode
@@ -97,7 +105,7 @@ type summaryAnswer struct {
 
 type trafficSummary struct {
 	Requests         int64   `json:"requests"`
-	Cost             float64 `json:"cost"`
+	Cost             amount  `json:"cost"`
 	TotalTokens      int64   `json:"total_tokens"`
 	PromptTokens     int64   `json:"prompt_tokens"`
 	CompletionTokens int64   `json:"completion_tokens"`
@@ -128,7 +136,7 @@ func (a *Admin) summary(w http.ResponseWriter, r *http.Request) (int, any, error
 		return 0, nil, err
 	}
 	return http.StatusOK, summaryAnswer{Object: "analytics-summary", Summary: trafficSummary{
-		Requests: s.Requests, Cost: s.Cost, TotalTokens: s.TotalTokens, PromptTokens: s.PromptTokens,
+		Requests: s.Requests, Cost: amount(s.Cost), TotalTokens: s.TotalTokens, PromptTokens: s.PromptTokens,
 		CompletionTokens: s.CompletionTokens, AvgLatency: s.AvgLatencyMS, Errors: s.Errors,
 		SuccessRate: s.SuccessRate, Users: s.Users}}, nil
 }

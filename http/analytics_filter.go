@@ -243,7 +243,7 @@ func ownKeys(asked, own []string) ([]string, error) {
 }
 
 // timeRange reads time_of_generation_min and _max: [min, max), by default the last seven days
-// up to now. A min older than the retention floor is raised to it, as older rows are not
+// up to now; as_of, when given, bounds max (a max after it is lowered to it). A min older than the retention floor is raised to it, as older rows are not
 // shown, and a max after now is lowered to now, as no row is newer (which also bounds the
 // buckets of a graph); a range that ends at or before the floor shows nothing and is refused.
 func (a *Admin) timeRange(q url.Values, v trafficView) (time.Time, time.Time, error) {
@@ -269,6 +269,16 @@ func (a *Admin) timeRange(q url.Values, v trafficView) (time.Time, time.Time, er
 	to, err := parse("time_of_generation_max")
 	if err != nil {
 		return time.Time{}, time.Time{}, err
+	}
+	if q.Has(asOfParam) {
+		// The traffic as it was then: rows generated up to the instant.
+		at, err := parseAsOf(q.Get(asOfParam))
+		if err != nil {
+			return time.Time{}, time.Time{}, err
+		}
+		if to.IsZero() || to.After(at) {
+			to = at
+		}
 	}
 	if to.IsZero() {
 		to = a.Now()

@@ -41,18 +41,62 @@ func trafficPage(r *http.Request) (int, int, error) {
 	return cur, size, err
 }
 
-// groupColumns reads columns (comma-separated or repeated) from the thirteen; requests is
-// always answered, so asking for it is allowed and changes nothing.
-func groupColumns(r *http.Request) ([]string, error) {
-	var cols []string
-	for _, c := range queryList(r.URL.Query(), "columns") {
-		if c == analytics.ColRequests {
-			continue
+// groupByAliases are the other spellings of the groupings: the fields a log answers each
+// under (metrics.ai_org, response_status_code, api_key_id...), and plurals.
+var groupByAliases = map[string]string{
+	"ai_org": analytics.GroupAIService, "ai_orgs": analytics.GroupAIService, "ai_services": analytics.GroupAIService,
+	"ai_model": analytics.GroupModel, "ai_models": analytics.GroupModel, "ai-models": analytics.GroupModel, "models": analytics.GroupModel,
+	"response_status_code": analytics.GroupStatusCode, "status": analytics.GroupStatusCode, "status_codes": analytics.GroupStatusCode,
+	"api_key_id": analytics.GroupAPIKey, "api_keys": analytics.GroupAPIKey, "api_key_ids": analytics.GroupAPIKey,
+	"config_id": analytics.GroupConfig, "configs": analytics.GroupConfig,
+	"workspace_id": analytics.GroupWorkspace, "workspace_slug": analytics.GroupWorkspace, "workspaces": analytics.GroupWorkspace,
+	"providers": analytics.GroupProvider, "virtual_key": analytics.GroupProvider, "virtual_keys": analytics.GroupProvider,
+	"prompt_id": analytics.GroupPrompt, "prompt_slug": analytics.GroupPrompt, "prompts": analytics.GroupPrompt,
+}
+
+// groupBy reads the path's groupBy in any of its spellings (any case), refusing an unknown
+// one with the list of groupings.
+func groupBy(raw string) (string, error) {
+	name := strings.ToLower(strings.TrimSpace(raw))
+	if alias, ok := groupByAliases[name]; ok {
+		name = alias
+	}
+	if !slices.Contains(analytics.GroupBys, name) {
+		return "", domain.Invalid("groupBy", "groupBy must be one of %s (got %q)", strings.Join(analytics.GroupBys, ", "), raw)
+	}
+	return name, nil
+}
+
+// columnAliases are the other spellings of the columns: the names the summary and logs answer
+// the same figures under.
+var columnAliases = map[string]string{
+	"errors": analytics.ColErrorCount, "total_units": analytics.ColTotalTokens, "avg_units": analytics.ColAvgTokens,
+	"avg_prompt_tokens": analytics.ColAvgInputTokens, "avg_completion_tokens": analytics.ColAvgOutputTokens,
+}
+
+// column reads a column name in any of its spellings (any case): requests or one of the
+// thirteen; false for an unknown one.
+func column(raw string) (string, bool) {
+	name := strings.ToLower(strings.TrimSpace(raw))
+	if alias, ok := columnAliases[name]; ok {
+		name = alias
+	}
+	return name, name == analytics.ColRequests || slices.Contains(analytics.Columns, name)
+}
+
+// groupColumns reads columns (comma-separated or repeated) from the thirteen, after the fixed
+// columns of a route (nil for none); requests is always answered, so asking for it is allowed
+// and changes nothing, and so is asking for a column twice.
+func groupColumns(r *http.Request, fixed []string) ([]string, error) {
+	cols := slices.Clone(fixed)
+	for _, raw := range queryList(r.URL.Query(), "columns") {
+		c, ok := column(raw)
+		if !ok {
+			return nil, domain.Invalid("columns", "columns must be taken from %s (got %q)", strings.Join(analytics.Columns, ", "), raw)
 		}
-		if !slices.Contains(analytics.Columns, c) {
-			return nil, domain.Invalid("columns", "columns must be taken from %s (got %q)", strings.Join(analytics.Columns, ", "), c)
+		if c != analytics.ColRequests && !slices.Contains(cols, c) {
+			cols = append(cols, c)
 		}
-		cols = append(cols, c)
 	}
 	return cols, nil
 }
@@ -61,12 +105,14 @@ func groupColumns(r *http.Request) ([]string, error) {
 // order_by_type (asc or desc; default desc), the reference's names.
 func groupOrder(r *http.Request, cols []string) (string, bool, error) {
 	q := r.URL.Query()
-	by := strings.TrimSpace(q.Get("order_by"))
-	if by == "" {
-		by = analytics.ColRequests
-	}
-	if by != analytics.ColRequests && !slices.Contains(cols, by) {
-		return "", false, domain.Invalid("order_by", "order_by must be requests or one of the columns asked for (%s)", strings.Join(cols, ", "))
+	by := analytics.ColRequests
+	if raw := strings.TrimSpace(q.Get("order_by")); raw != "" {
+		c, ok := column(raw)
+		if !ok || c != analytics.ColRequests && !slices.Contains(cols, c) {
+			return "", false, domain.Invalid("order_by", "order_by must be one of %s: requests or a column answered (got %q)",
+				strings.Join(append([]string{analytics.ColRequests}, cols...), ", "), raw)
+		}
+		by = c
 	}
 	switch dir := strings.ToLower(strings.TrimSpace(q.Get("order_by_type"))); dir {
 	case "", "desc":
@@ -79,8 +125,8 @@ func groupOrder(r *http.Request, cols []string) (string, bool, error) {
 }
 
 // groupRoute is one groups route: the grouping (empty: the path's {groupBy}), the field its
-// key is answered under (empty: the grouping's name), and fixed columns (nil: the columns
-// query).
+// key is answered under (empty: the grouping's name), and the columns it always answers (the
+// reference's fields), before those the columns query adds.
 type groupRoute struct {
 	groupBy string
 	key     string
@@ -94,11 +140,10 @@ func (a *Admin) groups(v trafficView, route groupRoute) handler {
 		if err != nil {
 			return 0, nil, err
 		}
-		q := analytics.GroupsQuery{GroupBy: route.groupBy, Columns: route.cols}
+		q := analytics.GroupsQuery{GroupBy: route.groupBy}
 		if q.GroupBy == "" {
-			q.GroupBy = mux.Vars(r)["groupBy"]
-			if !slices.Contains(analytics.GroupBys, q.GroupBy) {
-				return 0, nil, domain.Invalid("groupBy", "groupBy must be one of %s (got %q)", strings.Join(analytics.GroupBys, ", "), q.GroupBy)
+			if q.GroupBy, err = groupBy(mux.Vars(r)["groupBy"]); err != nil {
+				return 0, nil, err
 			}
 		}
 		if q.GroupBy == analytics.GroupMetadata {
@@ -111,10 +156,8 @@ func (a *Admin) groups(v trafficView, route groupRoute) handler {
 		if q.Filter, err = a.trafficFilter(r, actor, v); err != nil {
 			return 0, nil, err
 		}
-		if route.cols == nil {
-			if q.Columns, err = groupColumns(r); err != nil {
-				return 0, nil, err
-			}
+		if q.Columns, err = groupColumns(r, route.cols); err != nil {
+			return 0, nil, err
 		}
 		if q.SortBy, q.SortDesc, err = groupOrder(r, q.Columns); err != nil {
 			return 0, nil, err
@@ -142,8 +185,9 @@ func (a *Admin) groups(v trafficView, route groupRoute) handler {
 	}
 }
 
-// groupItem is one group's answer: requests and the asked columns, latencies in
-// milliseconds, rates as shares in [0, 1], last_seen and first_seen as RFC 3339 times.
+// groupItem is one group's answer: requests and the asked columns, cost as money (USD, 10
+// decimal places), latencies in milliseconds, rates as shares in [0, 1], last_seen and
+// first_seen as RFC 3339 times.
 func groupItem(g analytics.Group, cols []string) map[string]any {
 	item := map[string]any{"object": "analytics-group", "requests": g.Requests}
 	for _, c := range cols {
@@ -151,6 +195,8 @@ func groupItem(g analytics.Group, cols []string) map[string]any {
 		switch c {
 		case analytics.ColLastSeen, analytics.ColFirstSeen:
 			item[c] = time.UnixMilli(int64(v)).UTC()
+		case analytics.ColCost:
+			item[c] = amount(v)
 		default:
 			item[c] = v
 		}

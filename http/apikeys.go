@@ -35,15 +35,16 @@ type apiKeyBody struct {
 // usageLimitsAnswer is a key's budget with its usage so far, which may be fractional.
 type usageLimitsAnswer struct {
 	domain.UsageLimits
-	CurrentUsage float64 `json:"current_usage"`
+	CurrentUsage amount `json:"current_usage"`
 }
 
 // apiKeyAnswer is a key as reads show it: masked, never its hash, with the status a reader
 // sees now.
 type apiKeyAnswer struct {
 	domain.APIKey
-	UsageLimits *usageLimitsAnswer `json:"usage_limits"`
-	Object      string             `json:"object"`
+	CurrentUsage amount             `json:"current_usage"` // the key's, rounded as money is
+	UsageLimits  *usageLimitsAnswer `json:"usage_limits"`
+	Object       string             `json:"object"`
 }
 
 func apiKeyView(k domain.APIKey, now time.Time) apiKeyAnswer {
@@ -55,9 +56,9 @@ func apiKeyView(k domain.APIKey, now time.Time) apiKeyAnswer {
 	}
 	k.Status = k.StatusAt(now)
 	k.CreatedAt, k.LastUpdatedAt = k.CreatedAt.UTC().Truncate(time.Millisecond), k.LastUpdatedAt.UTC().Truncate(time.Millisecond)
-	out := apiKeyAnswer{APIKey: k, Object: "api-key"}
+	out := apiKeyAnswer{APIKey: k, CurrentUsage: amount(k.CurrentUsage), Object: "api-key"}
 	if k.UsageLimits != nil {
-		out.UsageLimits = &usageLimitsAnswer{UsageLimits: *k.UsageLimits, CurrentUsage: k.CurrentUsage}
+		out.UsageLimits = &usageLimitsAnswer{UsageLimits: *k.UsageLimits, CurrentUsage: amount(k.CurrentUsage)}
 	}
 	return out
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/projections"
 )
 
@@ -29,18 +31,29 @@ const asOfParam = "as_of"
 // asOfRequested reports whether a read asks for a resource's past state.
 func asOfRequested(r *http.Request) bool { return r.URL.Query().Has(asOfParam) }
 
-// asOfTime reads as_of: an RFC 3339 time, not after now. Now is the wall clock, not the
-// admin clock, because the event store stamps RecordedAt with the wall clock.
-func asOfTime(r *http.Request) (time.Time, error) {
-	raw := r.URL.Query().Get(asOfParam)
+// asOfSkew is how far ahead of this server's clock an as_of may be and still mean now: a
+// client's "now", or its clock a little ahead of ours, must not be refused.
+const asOfSkew = 5 * time.Second
+
+// asOfTime reads as_of: an RFC 3339 time, at most asOfSkew after now; a time after now is read
+// as now. Now is the wall clock, not the admin clock, because the event store stamps
+// RecordedAt with the wall clock.
+func asOfTime(r *http.Request) (time.Time, error) { return parseAsOf(r.URL.Query().Get(asOfParam)) }
+
+// parseAsOf is asOfTime of the parameter's value.
+func parseAsOf(raw string) (time.Time, error) {
 	// An unencoded "+01:00" offset arrives as " 01:00"; a space is never valid in the time.
 	at, err := time.Parse(time.RFC3339Nano, strings.ReplaceAll(raw, " ", "+"))
 	if err != nil {
 		return time.Time{}, domain.Invalid(asOfParam, "as_of must be an RFC 3339 time, such as 2026-01-02T15:04:05Z (got %q)", raw)
 	}
-	if now := time.Now(); at.After(now) {
-		return time.Time{}, domain.Invalid(asOfParam, "as_of must not be after now (%s; got %s)",
-			now.UTC().Format(time.RFC3339), at.UTC().Format(time.RFC3339Nano))
+	now := time.Now()
+	if bound := now.Add(asOfSkew); at.After(bound) {
+		return time.Time{}, domain.Invalid(asOfParam, "as_of must not be after now plus %s (%s; got %s)",
+			asOfSkew, bound.UTC().Format(time.RFC3339Nano), at.UTC().Format(time.RFC3339Nano))
+	}
+	if at.After(now) {
+		at = now
 	}
 	return at, nil
 }
@@ -122,6 +135,16 @@ func organisationOf(agg domain.Aggregate) string {
 	case *domain.UsageLimitPolicy:
 		return v.OrganisationID
 	case *domain.Notification:
+		return v.OrganisationID
+	case *domain.Integration:
+		return v.OrganisationID
+	case *domain.Provider:
+		return v.OrganisationID
+	case *domain.SavedConfig:
+		return v.OrganisationID
+	case *domain.ModelPricingOverride:
+		return v.OrganisationID
+	case *domain.LogExport:
 		return v.OrganisationID
 	}
 	return ""
@@ -326,17 +349,38 @@ func organisationAsOf(view func(domain.Organisation) organisationSettingsAnswer)
 	}
 }
 
-// historyStreams maps the history path's resource types, the stream prefixes and friendly
-// aliases (the audit log's resource names among them), to stream prefixes.
-var historyStreams = map[string]string{
-	domain.WorkspacePrefix: domain.WorkspacePrefix, "workspaces": domain.WorkspacePrefix,
-	domain.UserPrefix: domain.UserPrefix, "users": domain.UserPrefix,
-	domain.InvitePrefix: domain.InvitePrefix, "invites": domain.InvitePrefix,
-	domain.APIKeyPrefix: domain.APIKeyPrefix, "api-keys": domain.APIKeyPrefix, "api_key": domain.APIKeyPrefix, "api_keys": domain.APIKeyPrefix,
-	domain.RateLimitPolicyPrefix: domain.RateLimitPolicyPrefix, "rate-limits": domain.RateLimitPolicyPrefix, "rate_limit_policy": domain.RateLimitPolicyPrefix,
-	domain.UsageLimitPolicyPrefix: domain.UsageLimitPolicyPrefix, "usage-limits": domain.UsageLimitPolicyPrefix, "usage_limit_policy": domain.UsageLimitPolicyPrefix,
-	domain.OrganisationPrefix: domain.OrganisationPrefix, "organisations": domain.OrganisationPrefix,
-	domain.NotificationPrefix: domain.NotificationPrefix, "notifications": domain.NotificationPrefix,
+// historyID is the stream id of the resource a history path names: its id, or the slug by
+// which the API names workspaces, integrations, configs and (when one workspace has it)
+// managed providers. Slugs never change, so today's slug names the same resource in the past.
+func (a *Admin) historyID(orgID, prefix, ref string) string {
+	if isUUID(ref) {
+		return ref
+	}
+	if prefix == domain.WorkspacePrefix {
+		if ws, ok := a.Read.WorkspaceBySlug(orgID, ref); ok {
+			return ws.ID
+		}
+		return ref
+	}
+	read, ok := a.Read.(GatewayResourceReader)
+	if !ok {
+		return ref
+	}
+	switch prefix {
+	case domain.IntegrationPrefix:
+		if i, ok := read.IntegrationBySlug(orgID, ref); ok {
+			return i.ID
+		}
+	case domain.SavedConfigPrefix:
+		if c, ok := read.SavedConfig(orgID, ref); ok {
+			return c.ID
+		}
+	case domain.ProviderPrefix:
+		if ps := read.ManagedProvidersBySlug(orgID, strings.TrimPrefix(ref, "@")); len(ps) == 1 {
+			return ps[0].ID
+		}
+	}
+	return ref
 }
 
 // historyEntry is one event of a resource's history: what happened, who did it and from
@@ -376,15 +420,21 @@ func (a *Admin) registerAuditHistory(r *mux.Router) {
 			return 0, nil, err
 		}
 		typ, id := mux.Vars(r)["type"], mux.Vars(r)["id"]
-		prefix, ok := historyStreams[strings.ToLower(typ)]
+		prefix, ok := projections.HistoryStreamPrefix(typ)
+		noun, _ := projections.AuditResourceType(typ)
 		if !ok {
-			return 0, nil, domain.Invalid("type", "type must be workspace, user, invite, apikey, ratelimitpolicy, usagelimitpolicy, organisation or notification (or workspaces, users, invites, api-keys, rate-limits, usage-limits; got %q)", typ)
+			return 0, nil, domain.Invalid("type", "type must be one of %s, or another spelling of one (its stream prefix, such as apikey, or its path, such as api-keys; got %q)",
+				strings.Join(projections.HistoryResourceTypes(), ", "), typ)
 		}
-		if prefix == domain.WorkspacePrefix && !isUUID(id) {
-			if ws, found := a.Read.WorkspaceBySlug(actor.OrganisationID, id); found {
-				id = ws.ID
+		var cut *time.Time
+		if asOfRequested(r) {
+			at, err := asOfTime(r)
+			if err != nil {
+				return 0, nil, err
 			}
+			cut = &at
 		}
+		id = a.historyID(actor.OrganisationID, prefix, id)
 		// Only the requested page's states are encoded; page validates the paging first.
 		win, err := page[historyEntry](r, nil)
 		if err != nil {
@@ -397,7 +447,19 @@ func (a *Admin) registerAuditHistory(r *mux.Router) {
 			return 0, nil, err
 		}
 		if final == nil || organisationOf(final) != actor.OrganisationID {
-			return 0, nil, domain.Errorf(domain.CodeNotFound, "%s %s not found", prefix, id)
+			return 0, nil, domain.Errorf(domain.CodeNotFound, "%s %s not found", noun, id)
+		}
+		if cut != nil {
+			// The history as it was then: the stream up to its last event recorded by then,
+			// cut as a read as of the instant cuts it.
+			n := len(changes)
+			for n > 0 && changes[n-1].Event.RecordedAt.After(*cut) {
+				n--
+			}
+			if n == 0 {
+				return 0, nil, domain.Errorf(domain.CodeNotFound, "%s %s did not exist at %s", noun, id, cut.UTC().Format(time.RFC3339Nano))
+			}
+			changes = changes[:n]
 		}
 		entries := make([]historyEntry, len(changes))
 		for i, c := range changes {
@@ -410,4 +472,142 @@ func (a *Admin) registerAuditHistory(r *mux.Router) {
 		list, err := page(r, entries)
 		return http.StatusOK, list, err
 	})).Methods(http.MethodGet)
+}
+
+// Lists as of an instant. A list's filters, authorisation and views are its normal read's; as
+// of an instant they run against the read model as it was then (projections.AsOf), served by
+// a router of its own whose admin reads that model, and which authenticates and waits on the
+// live one. The reads that answer as_of themselves (single resources, the audit log, history,
+// request logs and analytics) are left to do so.
+
+// pastReadRoutes are the GET routes answered from the read model as it was: every list, and
+// the single reads that have no as_of of their own.
+var pastReadRoutes = func() map[string]bool {
+	out := map[string]bool{}
+	for _, r := range []string{
+		"/workspaces",
+		"/workspaces/{id}/users",
+		"/workspaces/{id}/users/{userId}",
+		"/workspaces/{id}/settings",
+		"/users",
+		"/users/invites",
+		"/api-keys",
+		"/policies/rate-limits",
+		"/policies/usage-limits",
+		"/policies/usage-limits/{id}/entities",
+		"/notifications",
+		"/configs",
+		"/configs/{slug}/versions",
+		"/integrations",
+		"/integrations/{slug}/workspaces",
+		"/providers",
+		"/virtual-keys",
+		"/logs/exports",
+		"/logs/exports/{exportId}",
+		"/model-configs/pricing/{provider}/{model:.+}",
+	} {
+		out[r] = true
+	}
+	return out
+}()
+
+// noPastRoutes are the GET routes that refuse as_of: they act now (a download link, a file)
+// rather than read a state.
+var noPastRoutes = map[string]string{
+	"/logs/exports/{exportId}/download": "a download link is issued now, for the file the export holds now",
+	"/logs/exports/{exportId}/file":     "an export's file is served as it is now",
+}
+
+type pastKey struct{}
+
+// pastReads is the middleware that serves GETs with ?as_of= of pastReadRoutes from the read
+// model as it was, and refuses as_of on noPastRoutes. An unauthenticated request is passed on,
+// to be refused (and recorded) as any other, before the store is read.
+func (a *Admin) pastReads(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || !asOfRequested(r) || r.Context().Value(pastKey{}) != nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		route := mux.CurrentRoute(r)
+		if route == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		tmpl, _ := route.GetPathTemplate()
+		tmpl = strings.TrimPrefix(tmpl, BasePath)
+		if why, refused := noPastRoutes[tmpl]; refused {
+			WriteError(w, r, a.Log, domain.Invalid(asOfParam, "as_of is not supported on GET %s: %s", tmpl, why))
+			return
+		}
+		if !pastReadRoutes[tmpl] || !a.Features.APIAccess {
+			next.ServeHTTP(w, r)
+			return
+		}
+		presented, err := gateway.PresentedKey(r.Header)
+		if err != nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if _, err := a.Read.Authenticate(presented, a.Now()); err != nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		at, err := asOfTime(r)
+		if err != nil {
+			WriteError(w, r, a.Log, err)
+			return
+		}
+		store, ok := a.Deps.Store.(projections.PastReader)
+		if !ok {
+			WriteError(w, r, a.Log, domain.Invalid(asOfParam, "as_of is not supported on lists here: the event store cannot be read whole"))
+			return
+		}
+		past, since, err := projections.AsOf(r.Context(), store, a.Deps.Registry, at)
+		if err != nil {
+			WriteError(w, r, a.Log, err)
+			return
+		}
+		if !since.IsZero() {
+			w.Header().Set(AsOfHeader, since.UTC().Format(time.RFC3339Nano))
+		}
+		a.pastRouter(past, at).ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), pastKey{}, true)))
+	})
+}
+
+// pastRouter is the admin API reading past instead of the live read model, its clock stopped
+// at the instant, so that what a view derives from the time (a key expired, an invite
+// pending) is derived as of the instant too, as a single resource's as_of view derives it.
+func (a *Admin) pastRouter(past *projections.Model, at time.Time) http.Handler {
+	then := *a
+	then.Read = pastReadModel{Model: past, live: a.Read, now: a.Now}
+	then.Now = func() time.Time { return at }
+	if record := a.RecordDenial; record != nil {
+		// A refusal happens now, whatever instant was read.
+		then.RecordDenial = func(ctx context.Context, d domain.AccessDenied, md eventstore.Metadata) {
+			d.At = a.Now()
+			record(ctx, d, md)
+		}
+	}
+	root := mux.NewRouter()
+	then.Register(root.PathPrefix(BasePath).Subrouter())
+	return root
+}
+
+// pastReadModel reads the past, and authenticates and waits on the live read model: the key
+// that asks is judged as it is now, as on any as_of read.
+type pastReadModel struct {
+	*projections.Model
+	live ReadModel
+	now  func() time.Time // the live clock
+}
+
+func (p pastReadModel) Authenticate(presented string, _ time.Time) (domain.Actor, error) {
+	return p.live.Authenticate(presented, p.now())
+}
+
+func (p pastReadModel) Position() eventstore.Position { return p.live.Position() }
+
+func (p pastReadModel) WaitFor(ctx context.Context, pos eventstore.Position) error {
+	return p.live.WaitFor(ctx, pos)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/projections"
 )
 
 // asOfMark is an instant between two changes. The event store stamps RecordedAt with the wall
@@ -443,4 +444,91 @@ func TestAuditHistoryDisabled(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, rec.Code, rec.Body.String())
 	assert.Contains(t, rec.Body.String(), `"code":"disabled"`)
 	assert.Contains(t, rec.Body.String(), "AUDIT_LOGS_ENABLED")
+}
+
+// A time a little after now is read as now (a client's "now", or its clock slightly ahead);
+// further ahead it is refused, naming as_of and the bound.
+func TestAsOfSkew(t *testing.T) {
+	api := newTestAPI(t)
+	ws := api.seedWorkspace("team-a", nil)
+	for _, path := range []string{"/workspaces/" + ws, "/workspaces", "/audit-logs", "/audit/resources/workspace/" + ws + "/history"} {
+		soon := api.Admin(http.MethodGet, path+"?"+asOfQuery(time.Now().Add(2*time.Second)), nil)
+		assert.Equal(t, http.StatusOK, soon.Status, "%s: %s", path, soon.Raw)
+		roundedUp := time.Now().Add(time.Second - time.Nanosecond).Truncate(time.Second)
+		now := api.Admin(http.MethodGet, path+"?as_of="+url.QueryEscape(roundedUp.UTC().Format(time.RFC3339)), nil)
+		assert.Equal(t, http.StatusOK, now.Status, "%s: now to the second, rounded up: %s", path, now.Raw)
+		later := api.Admin(http.MethodGet, path+"?"+asOfQuery(time.Now().Add(time.Minute)), nil)
+		assert.Equal(t, http.StatusBadRequest, later.Status, path)
+		assert.Equal(t, "as_of", later.ErrorParam(), path)
+		assert.Contains(t, later.ErrorMessage(), "now plus 5s", path)
+	}
+}
+
+// Every resource type the API has a history for answers it, each change with the states
+// before and after; integrations and providers (by slug too) among them.
+func TestAuditHistoryOfEveryResourceType(t *testing.T) {
+	l := newListsAPI(t)
+	price := l.Admin(http.MethodPut, "/model-configs/pricing/openai/gpt-4o", map[string]any{"pay_as_you_go": map[string]any{
+		"request_token": map[string]any{"price": 0.5}}})
+	require.Equal(t, http.StatusOK, price.Status, string(price.Raw))
+	mark := asOfMark()
+	require.Equal(t, http.StatusOK, l.Admin(http.MethodPut, "/integrations/"+l.Integration, map[string]any{"name": "OpenAI"}).Status)
+	require.Equal(t, http.StatusOK, l.Admin(http.MethodPut, "/providers/"+l.Provider, map[string]any{"note": "changed"}).Status)
+	require.Equal(t, http.StatusOK, l.Admin(http.MethodDelete, "/model-configs/pricing/openai/gpt-4o", nil).Status)
+	ids := map[string]string{
+		"organisation": l.OrgID, "workspace": l.WS, "user": l.Member, "invite": l.Invite, "api_key": l.KeyID,
+		"rate_limit_policy": l.RateLimit, "usage_limit_policy": l.UsageLimit, "notification": l.Note,
+		"integration": l.Integration, "provider": l.Provider, "config": l.Config, "log_export": l.Export,
+		"model_pricing": domain.ModelPricingOverrideID(l.OrgID, "", "openai", "gpt-4o"),
+	}
+	history := func(typ, id, query string) response {
+		return l.Admin(http.MethodGet, "/audit/resources/"+typ+"/"+id+"/history?page_size=1000"+query, nil)
+	}
+	for _, typ := range projections.HistoryResourceTypes() {
+		t.Run(typ, func(t *testing.T) {
+			id, ok := ids[typ]
+			require.True(t, ok, "a case for every resource type with a history")
+			got := history(typ, id, "")
+			require.Equal(t, http.StatusOK, got.Status, string(got.Raw))
+			entries := got.Data()
+			require.NotEmpty(t, entries)
+			assert.Nil(t, entries[0]["before"], "nothing before the first event")
+			for i, e := range entries {
+				assert.NotNil(t, e["after"], "entry %d has the state after it", i)
+				if i > 0 {
+					assert.Equal(t, entries[i-1]["after"], e["before"], "entry %d starts where the last ended", i)
+				}
+			}
+		})
+	}
+
+	integration := history("integrations", l.Integration, "").Data()
+	last := integration[len(integration)-1]
+	assert.Equal(t, "IntegrationUpdated", last["action"])
+	assert.Equal(t, "OpenAI prod", obj(last, "before")["name"])
+	assert.Equal(t, "OpenAI", obj(last, "after")["name"])
+	assert.NotContains(t, string(history("integration", l.Integration, "").Raw), "sk-test-0123456789abcdef", "never the key")
+	provider := history("virtual-keys", l.Provider, "").Data()
+	last = provider[len(provider)-1]
+	assert.Equal(t, "ProviderUpdated", last["action"])
+	assert.Equal(t, "changed", obj(last, "after")["note"])
+	byID := history("provider", obj(last, "after")["id"].(string), "")
+	assert.Equal(t, len(provider), len(byID.Data()), "a provider by id as by slug")
+	pricing := history("model_pricing", ids["model_pricing"], "").Data()
+	require.Len(t, pricing, 2)
+	assert.Equal(t, "removed", obj(pricing[1], "after")["status"])
+
+	// As of the mark, the history is the changes made by then.
+	past := history("integration", l.Integration, "&"+asOfQuery(mark))
+	require.Equal(t, http.StatusOK, past.Status, string(past.Raw))
+	assert.Equal(t, integration[:len(integration)-1], past.Data())
+	assert.EqualValues(t, len(integration)-1, past.Body["total"])
+	gone := history("integration", l.Integration, "&"+asOfQuery(time.Now().Add(-time.Hour)))
+	assert.Equal(t, http.StatusNotFound, gone.Status)
+	assert.Contains(t, gone.ErrorMessage(), "did not exist at")
+
+	bad := history("guardrails", l.WS, "")
+	assert.Equal(t, http.StatusBadRequest, bad.Status)
+	assert.Equal(t, "type", bad.ErrorParam())
+	assert.Contains(t, bad.ErrorMessage(), "integration")
 }

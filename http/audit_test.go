@@ -91,8 +91,8 @@ func TestFiftyAdminActionsAreAllInTheEventStoreAndTheAuditLog(t *testing.T) {
 		}
 	}
 
-	// The audit log lists every one of them, in order.
-	audit := api.Admin(http.MethodGet, "/audit-logs?page_size=1000", nil)
+	// The audit log lists every one of them, in order (oldest first, as asked).
+	audit := api.Admin(http.MethodGet, "/audit-logs?page_size=1000&order=asc", nil)
 	require.Equal(t, http.StatusOK, audit.Status)
 	var listed []uint64
 	for _, rec := range audit.Data() {

@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -30,33 +32,66 @@ func (a *Admin) registerAuditLogs(r *mux.Router) {
 		})
 	}
 	r.Handle("/audit-logs", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		f, err := auditFilter(r, actorFrom(r.Context()).OrganisationID)
+		f, err := a.auditFilter(r, actorFrom(r.Context()).OrganisationID)
 		if err != nil {
 			return 0, nil, err
 		}
-		list, err := page(r, a.Read.AuditLog(f))
-		return http.StatusOK, list, err
+		// page validates the paging; the read model answers only the page asked for.
+		win, err := page[projections.AuditRecord](r, nil)
+		if err != nil {
+			return 0, nil, err
+		}
+		recs, total, err := a.Read.AuditRecords(r.Context(), f, win.CurrentPage*win.PageSize, win.PageSize)
+		if err != nil {
+			return 0, nil, err
+		}
+		if recs == nil {
+			recs = []projections.AuditRecord{}
+		}
+		win.Total, win.Data = total, recs
+		return http.StatusOK, win, nil
 	})).Methods(http.MethodGet)
 	r.Handle("/audit-logs/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		rec, ok := a.Read.AuditRecord(actorFrom(r.Context()).OrganisationID, mux.Vars(r)["id"])
+		// With as_of, the record as the log held it then: there, or not yet.
+		at := time.Time{}
+		if asOfRequested(r) {
+			var err error
+			if at, err = asOfTime(r); err != nil {
+				return 0, nil, err
+			}
+		}
+		id := mux.Vars(r)["id"]
+		rec, ok := a.Read.AuditRecord(actorFrom(r.Context()).OrganisationID, id)
 		if !ok {
-			return 0, nil, domain.Errorf(domain.CodeNotFound, "audit log record %s not found", mux.Vars(r)["id"])
+			return 0, nil, domain.Errorf(domain.CodeNotFound, "audit log record %s not found", id)
+		}
+		if !at.IsZero() && rec.Timestamp.After(at) {
+			return 0, nil, domain.Errorf(domain.CodeNotFound, "audit log record %s did not exist at %s", id, at.UTC().Format(time.RFC3339Nano))
 		}
 		return http.StatusOK, rec, nil
 	})).Methods(http.MethodGet)
 	a.registerAuditHistory(r)
 }
 
+// The audit filters' enumerations: each value in the spelling the audit log answers, and the
+// other spellings accepted for it.
+var (
+	auditUserTypes = map[string]string{"user": "user", "api_key": "api_key", "apikey": "api_key", "api-key": "api_key",
+		"system": "system"}
+	auditMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+)
+
 // auditFilter reads the reference's filters: start_time, end_time, user_id, user_type,
-// workspace_id, resource_type, action, method, response_status_code, request_id, client_ip.
-func auditFilter(r *http.Request, orgID string) (projections.AuditFilter, error) {
+// workspace_id, resource_type, action, method, response_status_code, request_id, client_ip;
+// and order (desc, the default, or asc) and as_of. Enumerated filters take any spelling of
+// their values and refuse an unknown one, listing the valid ones.
+func (a *Admin) auditFilter(r *http.Request, orgID string) (projections.AuditFilter, error) {
 	q := r.URL.Query()
-	f := projections.AuditFilter{OrganisationID: orgID, ActorID: q.Get("user_id"), ActorType: q.Get("user_type"),
-		WorkspaceID: q.Get("workspace_id"), ResourceType: q.Get("resource_type"), ResourceID: q.Get("resource_id"),
-		Action: q.Get("action"), Method: q.Get("method"), RequestID: q.Get("request_id"), ClientIP: q.Get("client_ip")}
+	f := projections.AuditFilter{OrganisationID: orgID, ActorID: q.Get("user_id"), WorkspaceID: q.Get("workspace_id"),
+		ResourceID: q.Get("resource_id"), RequestID: q.Get("request_id"), ClientIP: q.Get("client_ip")}
 	for name, dst := range map[string]*time.Time{"start_time": &f.From, "end_time": &f.To} {
 		if v := q.Get(name); v != "" {
-			t, err := time.Parse(time.RFC3339Nano, v)
+			t, err := time.Parse(time.RFC3339Nano, strings.ReplaceAll(v, " ", "+"))
 			if err != nil {
 				return f, domain.Invalid(name, "%s must be an RFC 3339 time, such as 2026-01-02T15:04:05Z", name)
 			}
@@ -66,6 +101,16 @@ func auditFilter(r *http.Request, orgID string) (projections.AuditFilter, error)
 	if !f.From.IsZero() && !f.To.IsZero() && f.To.Before(f.From) {
 		return f, domain.Invalid("end_time", "end_time must not be before start_time")
 	}
+	if asOfRequested(r) {
+		// The log as it was then: the records of events recorded by then.
+		at, err := asOfTime(r)
+		if err != nil {
+			return f, err
+		}
+		if f.To.IsZero() || f.To.After(at) {
+			f.To = at
+		}
+	}
 	if v := q.Get("response_status_code"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 100 || n > 599 {
@@ -73,10 +118,49 @@ func auditFilter(r *http.Request, orgID string) (projections.AuditFilter, error)
 		}
 		f.StatusCode = n
 	}
-	switch f.ActorType {
-	case "", "user", "api_key", "system":
+	if v := q.Get("user_type"); v != "" {
+		typ, ok := auditUserTypes[strings.ToLower(strings.TrimSpace(v))]
+		if !ok {
+			return f, domain.Invalid("user_type", "user_type must be one of api_key, system, user (got %q)", v)
+		}
+		f.ActorType = typ
+	}
+	if v := q.Get("resource_type"); v != "" {
+		typ, ok := projections.AuditResourceType(v)
+		if !ok {
+			return f, domain.Invalid("resource_type", "resource_type must be one of %s (got %q)",
+				strings.Join(projections.AuditResourceTypes(), ", "), v)
+		}
+		f.ResourceType = typ
+	}
+	if v := q.Get("method"); v != "" {
+		i := slices.IndexFunc(auditMethods, func(m string) bool { return strings.EqualFold(m, strings.TrimSpace(v)) })
+		if i < 0 {
+			return f, domain.Invalid("method", "method must be one of %s (got %q)", strings.Join(auditMethods, ", "), v)
+		}
+		f.Method = auditMethods[i]
+	}
+	if v := q.Get("action"); v != "" {
+		actions := a.auditActions()
+		i := slices.IndexFunc(actions, func(t string) bool { return strings.EqualFold(t, strings.TrimSpace(v)) })
+		if i < 0 {
+			return f, domain.Invalid("action", "action must be one of %s (got %q)", strings.Join(actions, ", "), v)
+		}
+		f.Action = actions[i]
+	}
+	switch v := strings.ToLower(strings.TrimSpace(q.Get("order"))); v {
+	case "", "desc":
+		f.NewestFirst = true
+	case "asc":
 	default:
-		return f, domain.Invalid("user_type", "user_type must be user, api_key or system")
+		return f, domain.Invalid("order", "order must be desc (newest first, the default) or asc (got %q)", q.Get("order"))
 	}
 	return f, nil
+}
+
+// auditActions are the actions a record can name: every event type, sorted.
+func (a *Admin) auditActions() []string {
+	types := a.Deps.Registry.Types()
+	slices.Sort(types)
+	return types
 }

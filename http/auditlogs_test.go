@@ -1,8 +1,11 @@
 package httpapi
 
 import (
+	"cmp"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -45,7 +48,7 @@ func TestAuditLogFiltersAndRefusals(t *testing.T) {
 
 	rec := one(url.Values{"request_id": {"trace-create-1"}})
 	assert.Equal(t, "RateLimitPolicyCreated", rec["action"])
-	assert.Equal(t, "ratelimitpolicy", rec["resource_type"])
+	assert.Equal(t, "rate_limit_policy", rec["resource_type"])
 	assert.Equal(t, policyID, rec["resource_id"])
 	assert.Equal(t, "api_key", rec["user_type"])
 	assert.Equal(t, "POST", rec["method"])
@@ -96,4 +99,128 @@ func TestAuditLogFiltersAndRefusals(t *testing.T) {
 	}
 	assert.Equal(t, http.StatusForbidden, api.Do(http.MethodGet, "/audit-logs", weak.Str("key"), nil).Status)
 	assert.Equal(t, http.StatusNotFound, api.Admin(http.MethodGet, "/audit-logs/00000000-0000-4000-8000-000000000000", nil).Status)
+}
+
+// The audit log answers one spelling of each resource type, the one notifications answer, and
+// every enumerated filter takes the spellings the API answers (and the old ones) and refuses an
+// unknown value with a 400 that names the parameter and lists the valid values.
+func TestAuditLogFilterSpellings(t *testing.T) {
+	api := newTestAPI(t)
+	key := api.Admin(http.MethodPost, "/api-keys/organisation/service", map[string]any{"name": "rotating", "scopes": []string{"logs.view"}})
+	require.Equal(t, http.StatusOK, key.Status, string(key.Raw))
+	id := key.Str("id")
+	require.Equal(t, http.StatusOK, api.Admin(http.MethodPost, "/api-keys/"+id+"/rotate", map[string]any{}).Status)
+
+	// The rotation's notification and the key's audit records spell the type alike.
+	var notes response
+	require.Eventually(t, func() bool { // the rotation's notification follows the rotation
+		notes = api.Admin(http.MethodGet, "/notifications?kind=API_KEY.ROTATED", nil)
+		return notes.Status == http.StatusOK && len(notes.Data()) == 1
+	}, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, "api_key", notes.Data()[0]["resource_type"])
+	ids := func(q string) []string {
+		t.Helper()
+		r := api.Admin(http.MethodGet, "/audit-logs?page_size=1000&"+q, nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s: %s", q, r.Raw)
+		var out []string
+		for _, rec := range r.Data() {
+			out = append(out, rec["id"].(string))
+		}
+		return out
+	}
+	byType := api.Admin(http.MethodGet, "/audit-logs?resource_type=api_key&resource_id="+id, nil)
+	require.Len(t, byType.Data(), 2, "created and rotated")
+	for _, rec := range byType.Data() {
+		assert.Equal(t, "api_key", rec["resource_type"])
+	}
+	want := ids("resource_type=api_key")
+	for _, spelling := range []string{"apikey", "API_KEY", "api-keys", "api_keys"} {
+		assert.Equal(t, want, ids("resource_type="+spelling), spelling)
+	}
+	byID := api.Admin(http.MethodGet, "/audit-logs/"+want[0], nil)
+	assert.Equal(t, "api_key", byID.Str("resource_type"), "one record answers the same spelling")
+	assert.Equal(t, ids("user_type=api_key"), ids("user_type=apikey"))
+	assert.NotEmpty(t, ids("user_type=api_key"))
+	assert.Equal(t, ids("action=ApiKeyRotated"), ids("action=apikeyrotated"))
+	assert.Len(t, ids("action=ApiKeyRotated"), 1)
+	assert.Equal(t, ids("method=POST"), ids("method=post"))
+	assert.NotEmpty(t, ids("method=POST"))
+	assert.NotEmpty(t, ids("resource_type=organisation"), "the bootstrap")
+
+	for _, bad := range []struct{ query, param, lists string }{
+		{"resource_type=apikeys2", "resource_type", "api_key, audit_log, bootstrap"},
+		{"user_type=robot", "user_type", "api_key, system, user"},
+		{"action=KeyMade", "action", "ApiKeyCreated"},
+		{"method=FETCH", "method", "GET, POST, PUT, PATCH, DELETE"},
+		{"order=sideways", "order", "desc"},
+	} {
+		r := api.Admin(http.MethodGet, "/audit-logs?"+bad.query, nil)
+		assert.Equal(t, http.StatusBadRequest, r.Status, bad.query)
+		assert.Equal(t, bad.param, r.ErrorParam(), bad.query)
+		assert.Contains(t, r.ErrorMessage(), bad.lists, bad.query)
+	}
+	r := api.Admin(http.MethodGet, "/notifications?kind=api_key.exploded", nil)
+	assert.Equal(t, http.StatusBadRequest, r.Status)
+	assert.Equal(t, "kind", r.ErrorParam())
+	assert.Contains(t, r.ErrorMessage(), "api_key.rotated")
+}
+
+// The audit log is newest first by default and oldest first with order=asc; its pages, read
+// one after another, are the whole log in that order, without overlap or gap.
+func TestAuditLogOrderAndPages(t *testing.T) {
+	api := newTestAPI(t)
+	for i := range 7 {
+		require.Equal(t, http.StatusOK, api.Admin(http.MethodPost, "/workspaces", map[string]any{"name": "Team " + strconv.Itoa(i)}).Status)
+	}
+	positions := func(q string) []float64 {
+		t.Helper()
+		r := api.Admin(http.MethodGet, "/audit-logs?"+q, nil)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+		var out []float64
+		for _, rec := range r.Data() {
+			out = append(out, rec["position"].(float64))
+		}
+		return out
+	}
+	all := positions("page_size=1000&resource_type=workspace")
+	require.Len(t, all, 7)
+	assert.True(t, slices.IsSortedFunc(all, func(a, b float64) int { return cmp.Compare(b, a) }), "newest first by default: %v", all)
+	assert.Equal(t, all, positions("page_size=1000&resource_type=workspace&order=DESC"))
+	asc := positions("page_size=1000&resource_type=workspace&order=asc")
+	assert.True(t, slices.IsSorted(asc), "oldest first: %v", asc)
+	assert.ElementsMatch(t, all, asc)
+
+	for _, order := range []string{"desc", "asc"} {
+		whole := positions("page_size=1000&order=" + order)
+		var paged []float64
+		for p := 0; ; p++ {
+			got := positions("page_size=3&current_page=" + strconv.Itoa(p) + "&order=" + order)
+			if len(got) == 0 {
+				break
+			}
+			paged = append(paged, got...)
+		}
+		assert.Equal(t, whole, paged, "the pages of order=%s are the whole log", order)
+	}
+	first := api.Admin(http.MethodGet, "/audit-logs?page_size=3", nil)
+	assert.EqualValues(t, len(positions("page_size=1000")), first.Body["total"], "total counts every page")
+}
+
+// The audit log as of an instant holds the records of the events recorded by then.
+func TestAuditLogAsOf(t *testing.T) {
+	api := newTestAPI(t)
+	require.Equal(t, http.StatusOK, api.Admin(http.MethodPost, "/workspaces", map[string]any{"name": "Before"}).Status)
+	then := api.Admin(http.MethodGet, "/audit-logs?page_size=1000", nil)
+	mark := asOfMark()
+	require.Equal(t, http.StatusOK, api.Admin(http.MethodPost, "/workspaces", map[string]any{"name": "After"}).Status)
+	past := api.Admin(http.MethodGet, "/audit-logs?page_size=1000&"+asOfQuery(mark), nil)
+	require.Equal(t, http.StatusOK, past.Status, string(past.Raw))
+	assert.Equal(t, then.Body, past.Body)
+	now := api.Admin(http.MethodGet, "/audit-logs?page_size=1000", nil)
+	newest := now.Data()[0]["id"].(string)
+	assert.Greater(t, len(now.Data()), len(past.Data()))
+	gone := api.Admin(http.MethodGet, "/audit-logs/"+newest+"?"+asOfQuery(mark), nil)
+	assert.Equal(t, http.StatusNotFound, gone.Status)
+	assert.Contains(t, gone.ErrorMessage(), "did not exist at")
+	assert.Equal(t, http.StatusOK, api.Admin(http.MethodGet, "/audit-logs/"+past.Data()[0]["id"].(string)+"?"+asOfQuery(mark), nil).Status)
 }

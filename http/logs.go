@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"path"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -44,11 +46,26 @@ type logRequest struct {
 }
 
 type logResponse struct {
-	Status                 int             `json:"status"`
-	Body                   json.RawMessage `json:"body,omitempty"`
-	BodyEncoding           string          `json:"body_encoding,omitempty"` // as logRequest's
-	ResponseTime           int64           `json:"responseTime"`
-	LastUsedOptionJSONPath string          `json:"lastUsedOptionJsonPath"`
+	Status       int             `json:"status"`
+	Body         json.RawMessage `json:"body,omitempty"`
+	BodyEncoding string          `json:"body_encoding,omitempty"` // as logRequest's
+	// ResponseTime is the reference's LogResponse.responseTime: the same figure as
+	// metrics.response_time, which the reference also has.
+	ResponseTime           latency `json:"responseTime"`
+	LastUsedOptionJSONPath string  `json:"lastUsedOptionJsonPath"`
+}
+
+// latency is a duration as logs answer it: milliseconds, to the microsecond (0.443 is 443 µs).
+// The reference types its latencies as whole milliseconds; a whole number would answer 0 for
+// a sub-millisecond request, so the fraction is kept.
+type latency float64
+
+func (v latency) MarshalJSON() ([]byte, error) {
+	ms := float64(v)
+	if math.IsNaN(ms) || math.IsInf(ms, 0) {
+		ms = 0
+	}
+	return strconv.AppendFloat(nil, math.Round(ms*1000)/1000, 'f', -1, 64), nil
 }
 
 type logMetrics struct {
@@ -72,12 +89,12 @@ type logMetrics struct {
 	CachedUnits        int               `json:"cached_units"`
 	CacheWriteUnits    int               `json:"cache_write_units"`
 	ReasoningUnits     int               `json:"reasoning_units"`
-	Cost               float64           `json:"cost"`
+	Cost               amount            `json:"cost"` // USD, see amount
 	RequestURL         string            `json:"request_url"`
 	RequestMethod      string            `json:"request_method"`
 	ResponseStatusCode int               `json:"response_status_code"`
-	ResponseTime       float64           `json:"response_time"`
-	TimeToFirstToken   float64           `json:"time_to_first_token"`
+	ResponseTime       latency           `json:"response_time"`
+	TimeToFirstToken   latency           `json:"time_to_first_token"`
 	IsProxyCall        bool              `json:"is_proxy_call"`
 	CacheStatus        string            `json:"cache_status"`
 	StreamMode         int               `json:"stream_mode"`
@@ -120,15 +137,15 @@ func (a *Admin) logView(rec gateway.LogRecord, withBodies bool) logAnswer {
 	}
 	ans := logAnswer{ID: rec.ID, Object: "log", OrganisationID: rec.OrganisationID, CreatedAt: started, LogFormat: rec.LogFormat,
 		Request:  logRequest{URL: rec.Path, Method: rec.Method, GatewayHeaders: headers},
-		Response: logResponse{Status: rec.StatusCode, ResponseTime: int64(rec.LatencyMS + 0.5), LastUsedOptionJSONPath: rec.Target},
+		Response: logResponse{Status: rec.StatusCode, ResponseTime: latency(rec.LatencyMS), LastUsedOptionJSONPath: rec.Target},
 		Metrics: logMetrics{ID: rec.ID, OrganisationID: rec.OrganisationID, WorkspaceID: rec.WorkspaceID, WorkspaceSlug: slug,
 			APIKeyID: rec.APIKeyID, ConfigID: rec.ConfigID, PromptID: rec.PromptID, CreatedAt: started, EndedAt: ended,
 			IsSuccess: rec.StatusCode >= 200 && rec.StatusCode < 300, AIOrg: rec.AIService, AIModel: rec.Model,
 			Provider: rec.Provider, Endpoint: rec.Endpoint, ReqUnits: rec.PromptTokens, ResUnits: rec.CompletionTokens,
 			TotalUnits: rec.TotalTokens, CachedUnits: rec.CachedTokens,
-			CacheWriteUnits: rec.CacheWriteTokens, ReasoningUnits: rec.ReasoningTokens, Cost: rec.Cost,
-			RequestURL: rec.Path, RequestMethod: rec.Method, ResponseStatusCode: rec.StatusCode, ResponseTime: rec.LatencyMS,
-			TimeToFirstToken: rec.TTFTMS, IsProxyCall: rec.Endpoint == "proxy", CacheStatus: rec.CacheStatus, StreamMode: stream,
+			CacheWriteUnits: rec.CacheWriteTokens, ReasoningUnits: rec.ReasoningTokens, Cost: amount(rec.Cost),
+			RequestURL: rec.Path, RequestMethod: rec.Method, ResponseStatusCode: rec.StatusCode, ResponseTime: latency(rec.LatencyMS),
+			TimeToFirstToken: latency(rec.TTFTMS), IsProxyCall: rec.Endpoint == "proxy", CacheStatus: rec.CacheStatus, StreamMode: stream,
 			RetryCount: rec.RetryCount, FallbackTarget: rec.FallbackTarget, TraceID: rec.TraceID, SpanID: rec.SpanID,
 			SpanName: rec.SpanName, ParentSpanID: rec.ParentSpanID, Metadata: meta, Error: rec.Error},
 	}
@@ -167,6 +184,15 @@ func (a *Admin) getLog(w http.ResponseWriter, r *http.Request) (int, any, error)
 	if err != nil {
 		return 0, nil, err
 	}
+	// With as_of, the row as it was then: there, or not yet.
+	var asOf *time.Time
+	if asOfRequested(r) {
+		at, err := asOfTime(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		asOf = &at
+	}
 	id := mux.Vars(r)["logId"]
 	rec, ok, err := store.Log(r.Context(), actor.OrganisationID, id)
 	if err != nil {
@@ -177,6 +203,9 @@ func (a *Admin) getLog(w http.ResponseWriter, r *http.Request) (int, any, error)
 	}
 	if own, only := a.ownLogsOnly(actor, []string{rec.WorkspaceID}); only && !slices.Contains(own, rec.APIKeyID) {
 		return 0, nil, domain.Errorf(domain.CodeNotFound, "log %s not found", id)
+	}
+	if asOf != nil && rec.StartedAt.After(*asOf) {
+		return 0, nil, domain.Errorf(domain.CodeNotFound, "log %s did not exist at %s", id, asOf.UTC().Format(time.RFC3339Nano))
 	}
 	return http.StatusOK, a.logView(rec, true), nil
 }

@@ -49,7 +49,7 @@ func TestGetLog(t *testing.T) {
 		"x-gateway-parent-span-id": "span-p", "x-gateway-span-name": "llm", "x-gateway-metadata": `{"_user":"alice"}`}, req["gatewayHeaders"])
 	resp := obj(got, "response")
 	assert.EqualValues(t, 200, resp["status"])
-	assert.EqualValues(t, 813, resp["responseTime"])
+	assert.EqualValues(t, 812.6, resp["responseTime"], "milliseconds, as metrics.response_time")
 	assert.Equal(t, "$.targets[1]", resp["lastUsedOptionJsonPath"])
 	assert.Equal(t, map[string]any{"id": "chatcmpl-9"}, resp["body"])
 

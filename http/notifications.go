@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	"maps"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -21,6 +24,18 @@ func notificationView(n domain.Notification) notificationAnswer {
 		n.Recipients = []string{}
 	}
 	n.CreatedAt = n.CreatedAt.UTC().Truncate(time.Millisecond)
+	// The audit log's spelling of the resource type, whichever the notification recorded.
+	if name, ok := projections.AuditResourceType(n.ResourceType); ok {
+		n.ResourceType = name
+	}
+	// A budget alert's usage is money (or tokens), written as money is answered.
+	if raw, ok := n.Data["current_usage"]; ok {
+		if v, err := strconv.ParseFloat(raw, 64); err == nil {
+			data := maps.Clone(n.Data)
+			data["current_usage"] = strconv.FormatFloat(roundMoney(v), 'f', -1, 64)
+			n.Data = data
+		}
+	}
 	return notificationAnswer{Notification: n, Object: "notification"}
 }
 
@@ -30,13 +45,35 @@ func notificationFilter(a domain.Actor, kind string) projections.NotificationFil
 	return projections.NotificationFilter{OrganisationID: a.OrganisationID, Kind: kind, WorkspaceIDs: visibleWorkspaces(a)}
 }
 
+// notificationKinds are the kinds a notification can be of.
+var notificationKinds = []string{domain.NotifyInvite, domain.NotifyKeyExpired, domain.NotifyKeyExpirySoon, domain.NotifyKeyRotated,
+	domain.NotifyKeyRotationSoon, domain.NotifyRateLimitExceeded, domain.NotifyUsageExhausted, domain.NotifyUsageThreshold}
+
+// notificationKind reads the kind filter: empty, or one of notificationKinds in any case.
+func notificationKind(raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return "", nil
+	}
+	for _, k := range notificationKinds {
+		if strings.EqualFold(k, raw) {
+			return k, nil
+		}
+	}
+	return "", domain.Invalid("kind", "kind must be one of %s (got %q)", strings.Join(notificationKinds, ", "), raw)
+}
+
 func (a *Admin) registerNotifications(r *mux.Router) {
 	on := func(h handler) http.Handler { return a.route("notification", h) }
 
 	r.Handle("/notifications", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		actor := actorFrom(r.Context())
+		kind, err := notificationKind(r.URL.Query().Get("kind"))
+		if err != nil {
+			return 0, nil, err
+		}
 		var views []notificationAnswer
-		for _, n := range a.Read.Notifications(notificationFilter(actor, r.URL.Query().Get("kind"))) {
+		for _, n := range a.Read.Notifications(notificationFilter(actor, kind)) {
 			views = append(views, notificationView(n))
 		}
 		list, err := page(r, views)

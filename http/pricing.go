@@ -167,7 +167,8 @@ func (a *Admin) effectivePrice(ctx context.Context, workspaceID, provider, model
 	if a.Pricing == nil {
 		return pricingAnswer{}, false
 	}
-	q, ok := a.Pricing.Lookup(ctx, orgID, workspaceID, provider, model)
+	// No organisation: the overrides are the read model's, read above (as it was, for as_of).
+	q, ok := a.Pricing.Lookup(ctx, "", "", provider, model)
 	if !ok {
 		return pricingAnswer{}, false
 	}

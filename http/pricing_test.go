@@ -124,7 +124,7 @@ func TestModelPricingOverrideLifecycle(t *testing.T) {
 	}
 	require.NotNil(t, first)
 	require.NotNil(t, second)
-	assert.Equal(t, "modelpricing", first["resource_type"])
+	assert.Equal(t, "model_pricing", first["resource_type"])
 	assert.Equal(t, "trace-price-1", first["request_id"])
 	assert.Equal(t, "PUT", first["method"])
 	assert.Equal(t, "/v1"+path, first["uri"])

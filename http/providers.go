@@ -73,7 +73,7 @@ func providerView(read GatewayResourceReader, p domain.Provider, now time.Time) 
 		out.RateLimits = []domain.RateLimit{}
 	}
 	if p.UsageLimits != nil {
-		out.UsageLimits = &usageLimitsAnswer{UsageLimits: *p.UsageLimits, CurrentUsage: p.CurrentUsage}
+		out.UsageLimits = &usageLimitsAnswer{UsageLimits: *p.UsageLimits, CurrentUsage: amount(p.CurrentUsage)}
 	}
 	if p.IntegrationID != "" {
 		if i, ok := read.Integration(p.OrganisationID, p.IntegrationID); ok {

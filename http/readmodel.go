@@ -58,7 +58,8 @@ type UserReader interface {
 }
 
 type AuditReader interface {
-	AuditLog(f projections.AuditFilter) []projections.AuditRecord
+	// AuditRecords answers a page of the records f selects (limit 0: all) and their number.
+	AuditRecords(ctx context.Context, f projections.AuditFilter, offset, limit int) ([]projections.AuditRecord, int, error)
 	AuditRecord(orgID, id string) (projections.AuditRecord, bool)
 }
 

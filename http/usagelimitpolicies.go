@@ -64,8 +64,8 @@ func (f *usageField[T]) UnmarshalJSON(b []byte) error {
 // of each value key is shown only when asked for (include_usage=true), as the reference does.
 type usageLimitPolicyAnswer struct {
 	domain.UsageLimitPolicy
-	Entities *map[string]domain.UsageLimitEntity `json:"value_key_usage_map,omitempty"`
-	Object   string                              `json:"object"`
+	Entities *map[string]usageLimitEntityState `json:"value_key_usage_map,omitempty"`
+	Object   string                            `json:"object"`
 }
 
 func usageLimitPolicyView(p domain.UsageLimitPolicy, withUsage bool) usageLimitPolicyAnswer {
@@ -79,9 +79,9 @@ func usageLimitPolicyView(p domain.UsageLimitPolicy, withUsage bool) usageLimitP
 	p.NextUsageResetAt, p.LastResetAt = usageTimePtr(p.NextUsageResetAt), usageTimePtr(p.LastResetAt)
 	out := usageLimitPolicyAnswer{UsageLimitPolicy: p, Object: "policy_usage_limits"}
 	if withUsage {
-		usage := make(map[string]domain.UsageLimitEntity, len(p.Entities))
+		usage := make(map[string]usageLimitEntityState, len(p.Entities))
 		for k, en := range p.Entities {
-			usage[k] = usageLimitEntityView(en).UsageLimitEntity
+			usage[k] = usageLimitEntityView(en).usageLimitEntityState
 		}
 		out.Entities = &usage
 	}
@@ -91,13 +91,20 @@ func usageLimitPolicyView(p domain.UsageLimitPolicy, withUsage bool) usageLimitP
 // usageLimitEntityAnswer is UsageLimitsPolicyEntity: id, value_key, current_usage, and its
 // status and alerts in the current period.
 type usageLimitEntityAnswer struct {
-	domain.UsageLimitEntity
+	usageLimitEntityState
 	Object string `json:"object"`
+}
+
+// usageLimitEntityState is an entity with its usage rounded as money is.
+type usageLimitEntityState struct {
+	domain.UsageLimitEntity
+	CurrentUsage amount `json:"current_usage"`
 }
 
 func usageLimitEntityView(en domain.UsageLimitEntity) usageLimitEntityAnswer {
 	en.CreatedAt, en.LastUpdatedAt, en.LastResetAt = usageTime(en.CreatedAt), usageTime(en.LastUpdatedAt), usageTimePtr(en.LastResetAt)
-	return usageLimitEntityAnswer{UsageLimitEntity: en, Object: "policy_usage_limits_entity"}
+	return usageLimitEntityAnswer{usageLimitEntityState: usageLimitEntityState{UsageLimitEntity: en, CurrentUsage: amount(en.CurrentUsage)},
+		Object: "policy_usage_limits_entity"}
 }
 
 func usageTime(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }

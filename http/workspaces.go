@@ -74,7 +74,7 @@ type workspaceAnswer struct {
 	PeriodicResetDays *int                 `json:"periodic_reset_days"`
 	NextUsageResetAt  *time.Time           `json:"next_usage_reset_at"`
 	LastResetAt       *time.Time           `json:"last_reset_at"`
-	CurrentUsage      float64              `json:"current_usage"`
+	CurrentUsage      amount               `json:"current_usage"`
 	BudgetStatus      string               `json:"budget_status"`
 	CreatedAt         time.Time            `json:"created_at"`
 	LastUpdatedAt     time.Time            `json:"last_updated_at"`
@@ -107,7 +107,7 @@ func workspaceView(w domain.Workspace) workspaceAnswer {
 	v := workspaceAnswer{Object: "workspace", ID: w.ID, Slug: w.Slug, Name: w.Name, Status: w.Status,
 		OrganisationID: w.OrganisationID, Defaults: w.Defaults, UsageLimits: w.UsageLimits, RateLimits: w.RateLimits,
 		PeriodicReset: w.PeriodicReset, PeriodicResetDays: w.PeriodicResetDays, NextUsageResetAt: w.NextUsageResetAt,
-		LastResetAt: w.LastResetAt, CurrentUsage: w.CurrentUsage, BudgetStatus: "active",
+		LastResetAt: w.LastResetAt, CurrentUsage: amount(w.CurrentUsage), BudgetStatus: "active",
 		CreatedAt: workspaceTime(w.CreatedAt), LastUpdatedAt: workspaceTime(w.LastUpdatedAt)}
 	if w.Description != "" {
 		v.Description = &w.Description

@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"strings"
 	"time"
 
 	"github.com/causeway/causeway/domain"
@@ -115,64 +114,4 @@ func newestFirst[A any](key func(*A) (time.Time, string)) func(a, b *A) bool {
 		}
 		return ia < ib
 	}
-}
-
-// AuditFilter selects audit records; zero fields select everything.
-type AuditFilter struct {
-	OrganisationID string
-	From, To       time.Time
-	ActorID        string
-	ActorType      string
-	WorkspaceID    string
-	ResourceType   string
-	ResourceID     string
-	Action         string
-	Method         string
-	StatusCode     int
-	RequestID      string
-	ClientIP       string
-}
-
-func (f AuditFilter) keep(r *AuditRecord) bool {
-	eq := func(want, have string) bool { return want == "" || strings.EqualFold(want, have) }
-	// A refusal of an unknown key cannot be tied to an organisation; every organisation's
-	// admins see those.
-	org := r.OrganisationID == f.OrganisationID || (r.OrganisationID == "" && r.StatusCode >= 400)
-	return org &&
-		(f.From.IsZero() || !r.Timestamp.Before(f.From)) && (f.To.IsZero() || !r.Timestamp.After(f.To)) &&
-		eq(f.ActorID, r.ActorID) && eq(f.ActorType, r.ActorType) && eq(f.WorkspaceID, r.WorkspaceID) &&
-		eq(f.ResourceType, r.ResourceType) && eq(f.ResourceID, r.ResourceID) && eq(f.Action, r.Action) &&
-		eq(f.Method, r.Method) && (f.StatusCode == 0 || f.StatusCode == r.StatusCode) &&
-		eq(f.RequestID, r.RequestID) && eq(f.ClientIP, r.ClientIP)
-}
-
-// AuditLog returns the records f selects, in the order they happened.
-func (m *Model) AuditLog(f AuditFilter) []AuditRecord {
-	if m.pg != nil {
-		return m.pg.auditLog(f)
-	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	var out []AuditRecord
-	for i := range m.audit {
-		if f.keep(&m.audit[i]) {
-			out = append(out, m.audit[i])
-		}
-	}
-	return out
-}
-
-// AuditRecord returns one record by its event id.
-func (m *Model) AuditRecord(orgID, id string) (AuditRecord, bool) {
-	if m.pg != nil {
-		return m.pg.auditRecord(orgID, id)
-	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	for _, r := range m.audit {
-		if r.ID == id && r.OrganisationID == orgID {
-			return r, true
-		}
-	}
-	return AuditRecord{}, false
 }

@@ -250,33 +250,53 @@ const auditSelect = `SELECT position, id, recorded_at, action, resource_type, re
 	organisation_id, workspace_id, request_id, client_ip, user_agent, method, uri, response_status_code,
 	details, before, after FROM `
 
-func (b *pgBackend) auditLog(f AuditFilter) []AuditRecord {
+// auditRecords is AuditRecords in SQL: the same selection as AuditFilter.keep, in the
+// filter's order of positions, a page of it and the count of all.
+func (b *pgBackend) auditRecords(ctx context.Context, f AuditFilter, offset, limit int) ([]AuditRecord, int, error) {
 	ts := func(t time.Time) any {
 		if t.IsZero() {
 			return nil
 		}
 		return t
 	}
-	// The same selection as AuditFilter.keep, in SQL.
-	rows, err := b.pool.Query(context.Background(), auditSelect+b.audit+`
+	var types []string
+	if f.ResourceType != "" {
+		types = storedSpellings(f.ResourceType)
+	}
+	where := `
 		WHERE (organisation_id = $1 OR (organisation_id = '' AND response_status_code >= 400))
 		  AND ($2::timestamptz IS NULL OR recorded_at >= $2) AND ($3::timestamptz IS NULL OR recorded_at <= $3)
 		  AND ($4 = '' OR lower(actor_id) = lower($4)) AND ($5 = '' OR lower(actor_type) = lower($5))
-		  AND ($6 = '' OR lower(workspace_id) = lower($6)) AND ($7 = '' OR lower(resource_type) = lower($7))
+		  AND ($6 = '' OR lower(workspace_id) = lower($6)) AND ($7::text[] IS NULL OR lower(resource_type) = ANY($7))
 		  AND ($8 = '' OR lower(resource_id) = lower($8)) AND ($9 = '' OR lower(action) = lower($9))
 		  AND ($10 = '' OR lower(method) = lower($10)) AND ($11 = 0 OR response_status_code = $11)
-		  AND ($12 = '' OR lower(request_id) = lower($12)) AND ($13 = '' OR lower(client_ip) = lower($13))
-		ORDER BY position`,
-		f.OrganisationID, ts(f.From), ts(f.To), f.ActorID, f.ActorType, f.WorkspaceID, f.ResourceType, f.ResourceID,
-		f.Action, f.Method, f.StatusCode, f.RequestID, f.ClientIP)
+		  AND ($12 = '' OR lower(request_id) = lower($12)) AND ($13 = '' OR lower(client_ip) = lower($13))`
+	args := []any{f.OrganisationID, ts(f.From), ts(f.To), f.ActorID, f.ActorType, f.WorkspaceID, types, f.ResourceID,
+		f.Action, f.Method, f.StatusCode, f.RequestID, f.ClientIP}
+	var total int
+	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM `+b.audit+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("projections: audit log: %w", err)
+	}
+	order := " ORDER BY position"
+	if f.NewestFirst {
+		order += " DESC"
+	}
+	page := fmt.Sprintf(" OFFSET %d", max(offset, 0))
+	if limit > 0 {
+		page = fmt.Sprintf(" LIMIT %d", limit) + page
+	}
+	if offset >= total {
+		return []AuditRecord{}, total, nil
+	}
+	rows, err := b.pool.Query(ctx, auditSelect+b.audit+where+order+page, args...)
 	if err != nil {
-		return nil
+		return nil, 0, fmt.Errorf("projections: audit log: %w", err)
 	}
 	out, err := scanAudit(rows)
 	if err != nil {
-		return nil
+		return nil, 0, fmt.Errorf("projections: audit log: %w", err)
 	}
-	return out
+	return out, total, nil
 }
 
 func (b *pgBackend) auditRecord(orgID, id string) (AuditRecord, bool) {
@@ -306,6 +326,7 @@ func scanAudit(rows pgx.Rows) ([]AuditRecord, error) {
 			return nil, err
 		}
 		r.Position, r.Timestamp = uint64(pos), r.Timestamp.UTC()
+		r.ResourceType = answeredResourceType(r.ResourceType)
 		r.Before, r.After = rawOrNull(before), rawOrNull(after)
 		if len(details) > 0 {
 			_ = json.Unmarshal(details, &r.Details)

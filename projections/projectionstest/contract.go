@@ -311,6 +311,32 @@ func Run(t *testing.T, open OpenFunc) {
 		} {
 			sameList("audit "+name, want.AuditLog(f), got.AuditLog(f))
 		}
+		// Pages in both orders, read from the backend: the same records, in order, without
+		// overlap or gap; a resource type in any spelling.
+		for name, f := range map[string]projections.AuditFilter{
+			"oldest first": {OrganisationID: Org}, "newest first": {OrganisationID: Org, NewestFirst: true},
+			"a type's alias": {OrganisationID: Org, ResourceType: "API-KEYS", NewestFirst: true},
+			"a type's name":  {OrganisationID: Org, ResourceType: "rate_limit_policy"},
+		} {
+			whole := want.AuditLog(f)
+			require.NotEmpty(t, whole, name)
+			var paged []projections.AuditRecord
+			for offset := 0; ; offset += 7 {
+				page, total, err := got.AuditRecords(context.Background(), f, offset, 7)
+				require.NoError(t, err, name)
+				require.Equal(t, len(whole), total, name)
+				if len(page) == 0 {
+					break
+				}
+				paged = append(paged, page...)
+			}
+			same("audit pages "+name, whole, paged)
+		}
+		byAlias := want.AuditLog(projections.AuditFilter{OrganisationID: Org, ResourceType: "apikey"})
+		require.NotEmpty(t, byAlias)
+		for _, rec := range byAlias {
+			assert.Equal(t, "api_key", rec.ResourceType, "records answer the type's name")
+		}
 		all := want.AuditLog(projections.AuditFilter{OrganisationID: Org})
 		require.NotEmpty(t, all)
 		for _, rec := range all[:10] {

@@ -48,6 +48,19 @@ func (s suite) groups(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%d columns", groupName(q), len(cols)), func(t *testing.T) { s.check(t, q) })
 		}
 	}
+	// The reference's groupings (users, metadata) with the columns the HTTP layer answers for
+	// them, their fixed ones and those asked, ordered by an asked column.
+	for _, base := range []analytics.GroupsQuery{{GroupBy: analytics.GroupUser}, {GroupBy: analytics.GroupMetadata, MetadataKey: "env"}} {
+		for _, order := range []struct {
+			by   string
+			desc bool
+		}{{analytics.ColP95Latency, false}, {analytics.ColErrorCount, true}} {
+			q := base
+			q.OrganisationID, q.PageSize, q.SortBy, q.SortDesc = Org, analytics.MaxPageSize, order.by, order.desc
+			q.Columns = []string{analytics.ColCost, analytics.ColAvgTokens, analytics.ColLastSeen, analytics.ColP95Latency, analytics.ColErrorCount}
+			t.Run(fmt.Sprintf("%s/asked columns by %s", groupName(q), order.by), func(t *testing.T) { s.check(t, q) })
+		}
+	}
 	for _, c := range analytics.Columns {
 		t.Run("only "+c, func(t *testing.T) {
 			s.check(t, analytics.GroupsQuery{Filter: analytics.Filter{OrganisationID: Org}, GroupBy: analytics.GroupProvider,

@@ -1,0 +1,224 @@
+package projections
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/causeway/causeway/domain"
+)
+
+// auditResource is one resource type of the audit log: the name the admin API answers and
+// filters by (snake case, as notifications and the specification spell api_key), the stream
+// prefix of its aggregates ("" for names only refusals carry, such as log), and the other
+// spellings clients use for it, the stream prefix and the route's path among them.
+type auditResource struct {
+	name    string
+	prefix  string
+	history bool // each stream is a resource with a history of its own
+	aliases []string
+}
+
+// auditResources lists every resource type an audit record can name. A record stores what its
+// event said (the stream prefix, or a refused route's resource name); reads answer the name.
+// A new admin route's resource name belongs here, or its refusals cannot be filtered by type.
+var auditResources = []auditResource{
+	{name: "organisation", prefix: domain.OrganisationPrefix, history: true, aliases: []string{"organisations", "organization", "organizations"}},
+	{name: "workspace", prefix: domain.WorkspacePrefix, history: true, aliases: []string{"workspaces"}},
+	{name: "workspace_member", aliases: []string{"workspace_members", "workspace-members"}},
+	{name: "user", prefix: domain.UserPrefix, history: true, aliases: []string{"users"}},
+	{name: "invite", prefix: domain.InvitePrefix, history: true, aliases: []string{"invites", "user_invite", "user_invites"}},
+	{name: "api_key", prefix: domain.APIKeyPrefix, history: true, aliases: []string{"api_keys", "api-keys", "api-key"}},
+	{name: "rate_limit_policy", prefix: domain.RateLimitPolicyPrefix, history: true,
+		aliases: []string{"rate_limit_policies", "rate-limits", "rate_limits", "rate_limits_policy"}},
+	{name: "usage_limit_policy", prefix: domain.UsageLimitPolicyPrefix, history: true,
+		aliases: []string{"usage_limit_policies", "usage-limits", "usage_limits", "usage_limits_policy"}},
+	{name: "notification", prefix: domain.NotificationPrefix, history: true, aliases: []string{"notifications"}},
+	{name: "integration", prefix: domain.IntegrationPrefix, history: true, aliases: []string{"integrations"}},
+	// Virtual keys are the legacy name of managed providers: one resource, two routes.
+	{name: "provider", prefix: domain.ProviderPrefix, history: true,
+		aliases: []string{"providers", "virtual_key", "virtual_keys", "virtual-keys", "virtualkey"}},
+	{name: "config", prefix: domain.SavedConfigPrefix, history: true, aliases: []string{"configs"}},
+	{name: "config_default", prefix: domain.ConfigDefaultPrefix},
+	{name: "model_pricing", prefix: domain.ModelPricingPrefix, history: true,
+		aliases: []string{"model_pricing_override", "model_pricing_overrides", "model-pricing"}},
+	{name: "log_export", prefix: domain.LogExportPrefix, history: true, aliases: []string{"log_exports", "log-exports"}},
+	{name: "reservation", prefix: domain.ReservationPrefix, aliases: []string{"reservations"}},
+	{name: "bootstrap", prefix: domain.BootstrapPrefix},
+	{name: "log", aliases: []string{"logs"}},
+	{name: "analytics"},
+	{name: "audit_log", aliases: []string{"audit_logs", "audit-logs"}},
+}
+
+// auditSpellings maps every spelling, lower case, to its resource.
+var auditSpellings = func() map[string]*auditResource {
+	out := map[string]*auditResource{}
+	for i := range auditResources {
+		r := &auditResources[i]
+		for _, s := range append([]string{r.name, r.prefix}, r.aliases...) {
+			if s != "" {
+				out[s] = r
+			}
+		}
+	}
+	return out
+}()
+
+// AuditResourceTypes lists the resource type names the audit log answers, sorted.
+func AuditResourceTypes() []string {
+	out := make([]string, 0, len(auditResources))
+	for _, r := range auditResources {
+		out = append(out, r.name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// AuditResourceType is the name of the resource type spelled s (any case; its name, stream
+// prefix or an alias), and false when no resource type is spelled so.
+func AuditResourceType(s string) (string, bool) {
+	r, ok := auditSpellings[strings.ToLower(strings.TrimSpace(s))]
+	if !ok {
+		return "", false
+	}
+	return r.name, true
+}
+
+// HistoryResourceTypes lists the resource types whose resources have a history, sorted.
+func HistoryResourceTypes() []string {
+	var out []string
+	for _, r := range auditResources {
+		if r.history {
+			out = append(out, r.name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// HistoryStreamPrefix is the stream prefix of the resources of type s (any spelling), and
+// false when s names no resource type with a history of its own.
+func HistoryStreamPrefix(s string) (string, bool) {
+	r, ok := auditSpellings[strings.ToLower(strings.TrimSpace(s))]
+	if !ok || !r.history {
+		return "", false
+	}
+	return r.prefix, true
+}
+
+// answeredResourceType is how a record's stored resource type is answered: its name, or the
+// stored text when no resource type is spelled so.
+func answeredResourceType(stored string) string {
+	if name, ok := AuditResourceType(stored); ok {
+		return name
+	}
+	return stored
+}
+
+// storedSpellings is every spelling, lower case, that a record of the type the filter names
+// may have stored.
+func storedSpellings(filter string) []string {
+	r, ok := auditSpellings[strings.ToLower(strings.TrimSpace(filter))]
+	if !ok {
+		return []string{strings.ToLower(filter)}
+	}
+	out := []string{r.name}
+	if r.prefix != "" {
+		out = append(out, r.prefix)
+	}
+	return append(out, r.aliases...)
+}
+
+// AuditFilter selects audit records; zero fields select everything. ResourceType may be any
+// spelling of a type (AuditResourceType).
+type AuditFilter struct {
+	OrganisationID string
+	From, To       time.Time
+	ActorID        string
+	ActorType      string
+	WorkspaceID    string
+	ResourceType   string
+	ResourceID     string
+	Action         string
+	Method         string
+	StatusCode     int
+	RequestID      string
+	ClientIP       string
+	// NewestFirst orders the records by descending position; they are in the order they
+	// happened otherwise. Positions are unique, so pages never overlap in either order.
+	NewestFirst bool
+}
+
+// keep is whether f selects r; f.ResourceType must be a name (answeredResourceType).
+func (f AuditFilter) keep(r *AuditRecord) bool {
+	eq := func(want, have string) bool { return want == "" || strings.EqualFold(want, have) }
+	// A refusal of an unknown key cannot be tied to an organisation; every organisation's
+	// admins see those.
+	org := r.OrganisationID == f.OrganisationID || (r.OrganisationID == "" && r.StatusCode >= 400)
+	return org &&
+		(f.From.IsZero() || !r.Timestamp.Before(f.From)) && (f.To.IsZero() || !r.Timestamp.After(f.To)) &&
+		eq(f.ActorID, r.ActorID) && eq(f.ActorType, r.ActorType) && eq(f.WorkspaceID, r.WorkspaceID) &&
+		(f.ResourceType == "" || strings.EqualFold(f.ResourceType, answeredResourceType(r.ResourceType))) &&
+		eq(f.ResourceID, r.ResourceID) && eq(f.Action, r.Action) &&
+		eq(f.Method, r.Method) && (f.StatusCode == 0 || f.StatusCode == r.StatusCode) &&
+		eq(f.RequestID, r.RequestID) && eq(f.ClientIP, r.ClientIP)
+}
+
+// AuditLog returns every record f selects, in f's order. It answers nothing when PostgreSQL
+// fails; AuditRecords reports the failure.
+func (m *Model) AuditLog(f AuditFilter) []AuditRecord {
+	out, _, _ := m.AuditRecords(context.Background(), f, 0, 0)
+	return out
+}
+
+// AuditRecords returns the records f selects from the offset-th on, at most limit of them (0:
+// all), in f's order, and how many f selects in all.
+func (m *Model) AuditRecords(ctx context.Context, f AuditFilter, offset, limit int) ([]AuditRecord, int, error) {
+	if m.pg != nil {
+		return m.pg.auditRecords(ctx, f, offset, limit)
+	}
+	if f.ResourceType != "" {
+		f.ResourceType = answeredResourceType(f.ResourceType)
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var picked []int
+	for i := range m.audit {
+		if f.keep(&m.audit[i]) {
+			picked = append(picked, i)
+		}
+	}
+	if f.NewestFirst {
+		for i, j := 0, len(picked)-1; i < j; i, j = i+1, j-1 {
+			picked[i], picked[j] = picked[j], picked[i]
+		}
+	}
+	total := len(picked)
+	picked = picked[min(offset, total):]
+	if limit > 0 && len(picked) > limit {
+		picked = picked[:limit]
+	}
+	out := make([]AuditRecord, len(picked))
+	for i, at := range picked {
+		out[i] = m.audit[at]
+		out[i].ResourceType = answeredResourceType(out[i].ResourceType)
+	}
+	return out, total, nil
+}
+
+// AuditRecord returns one record by its event id.
+func (m *Model) AuditRecord(orgID, id string) (AuditRecord, bool) {
+	if m.pg != nil {
+		return m.pg.auditRecord(orgID, id)
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, r := range m.audit {
+		if r.ID == id && r.OrganisationID == orgID {
+			r.ResourceType = answeredResourceType(r.ResourceType)
+			return r, true
+		}
+	}
+	return AuditRecord{}, false
+}
