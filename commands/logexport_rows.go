@@ -95,7 +95,7 @@ func exportValue(r gateway.LogRecord, field string) any {
 	case "request_url":
 		return r.Path
 	case "cost":
-		return r.Cost
+		return domain.RoundMoney(r.Cost)
 	case "cost_currency":
 		return exportCurrency
 	case "response_time":

@@ -222,7 +222,7 @@ func wantJSON(r gateway.LogRecord, field string) any {
 		"request": body(r.RequestBody), "response": body(r.ResponseBody),
 		"is_success": r.StatusCode >= 200 && r.StatusCode < 300, "ai_org": r.AIService, "ai_model": r.Model,
 		"req_units": float64(r.PromptTokens), "res_units": float64(r.CompletionTokens), "total_units": float64(r.TotalTokens),
-		"request_url": r.Path, "cost": r.Cost, "cost_currency": "USD", "response_time": r.LatencyMS,
+		"request_url": r.Path, "cost": domain.RoundMoney(r.Cost), "cost_currency": "USD", "response_time": r.LatencyMS,
 		"response_status_code": float64(r.StatusCode), "mode": r.Endpoint, "config": r.ConfigID, "prompt_slug": r.PromptID,
 		"metadata": meta,
 	}[field]

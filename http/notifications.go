@@ -32,7 +32,7 @@ func notificationView(n domain.Notification) notificationAnswer {
 	if raw, ok := n.Data["current_usage"]; ok {
 		if v, err := strconv.ParseFloat(raw, 64); err == nil {
 			data := maps.Clone(n.Data)
-			data["current_usage"] = strconv.FormatFloat(roundMoney(v), 'f', -1, 64)
+			data["current_usage"] = strconv.FormatFloat(domain.RoundMoney(v), 'f', -1, 64)
 			n.Data = data
 		}
 	}
