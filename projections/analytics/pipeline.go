@@ -19,7 +19,7 @@ type Options struct {
 	// it does at least every FlushInterval. The rows waiting are most of the pipeline's memory
 	// (a record and its bodies, about 2.5 kB), so the defaults are as small as each store
 	// takes well: 2000 rows, one INSERT, for ClickHouse (a few inserts a second at most);
-	// 1000 for SQLite, which commits every sqliteRowsPerTransaction (1000) rows anyway.
+	// 1000 for SQLite, which commits every sqliteRowsPerTransaction (256) rows within a batch.
 	BatchSize     int
 	FlushInterval time.Duration // longest a row waits in a batch; default 1 s
 	// Buffer is how many rows Log holds for Run; a row logged when it is full is refused and
