@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -236,4 +237,15 @@ func (p *tcpProxy) serve() {
 		go func() { _, _ = io.Copy(up, c); up.Close() }()
 		go func() { _, _ = io.Copy(c, up); c.Close() }()
 	}
+}
+
+func TestServeTunesTheCollectorUnlessGOGCIsSet(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+
+	tuneGC(env(nil))
+	assert.Equal(t, serveGCPercent, debug.SetGCPercent(100), "GOGC unset: the serving target")
+
+	tuneGC(env(map[string]string{"GOGC": "50"}))
+	assert.Equal(t, 100, debug.SetGCPercent(100), "GOGC set: left to Go")
 }
