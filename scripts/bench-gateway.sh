@@ -28,7 +28,7 @@ fi
 
 WORK=$(mktemp -d /tmp/causeway-bench.XXXXXX)
 SETUP_PID=
-PG_ADMIN_URL= PG_DBS=() CH_DBS=() PINNED_DB_PIDS=()
+PG_ADMIN_URL= PG_DBS=() CH_DBS=()
 cleanup() {
   # Only what this script started or created: the set-up server by its PID (never kill 0,
   # which is the whole process group, make included), and the databases of the server mode.
@@ -43,8 +43,6 @@ cleanup() {
       psql -q "$PG_ADMIN_URL" -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true
   done
   for db in "${CH_DBS[@]}"; do ch_query "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true; done
-  local pid
-  for pid in "${PINNED_DB_PIDS[@]}"; do taskset -a -p -c "0-$(($(nproc) - 1))" "$pid" >/dev/null 2>&1 || true; done
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -81,15 +79,6 @@ server_env() {
   local pg=$(sed -E "s#^(postgres(ql)?://[^/]+)/[^?]*#\1/$name#" <<<"$TEST_DATABASE_URL")
   local ch=$(sed -E "s#^(clickhouse://[^/?]+)(/[^?]*)?#\1/$name#" <<<"$TEST_CLICKHOUSE_URL")
   MODE_ENV+=("EVENTSTORE_URL=$pg" "DATABASE_URL=$pg" "CLICKHOUSE_URL=$ch")
-  # With PIN=1 the gateway has core 1 to itself: the database servers go to the load's core,
-  # like the mock, so that their work is neither counted against the gateway nor steals its
-  # core. Their affinity is given back at the end.
-  if [[ ${PIN:-1} == 1 ]] && command -v taskset >/dev/null; then
-    local pid
-    for pid in $(pgrep -x postgres) $(pgrep -f clickhouse-server); do
-      taskset -a -p -c 0 "$pid" >/dev/null 2>&1 && PINNED_DB_PIDS+=("$pid")
-    done
-  fi
 }
 
 # setup ENV...: starts Causeway once with ENV to create a workspace, a key for it, a rate-limit
