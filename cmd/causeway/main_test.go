@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -240,12 +241,20 @@ func (p *tcpProxy) serve() {
 }
 
 func TestServeTunesTheCollectorUnlessGOGCIsSet(t *testing.T) {
-	before := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(before)
+	before, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
+	defer func() { debug.SetGCPercent(before); debug.SetMemoryLimit(limit) }()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 
-	tuneGC(env(nil))
+	tuneGC(ctx, env(nil))
 	assert.Equal(t, serveGCPercent, debug.SetGCPercent(100), "GOGC unset: the serving target")
+	assert.GreaterOrEqual(t, debug.SetMemoryLimit(-1), int64(gcRoomBytes), "with a limit that leaves it room")
 
-	tuneGC(env(map[string]string{"GOGC": "50"}))
+	debug.SetMemoryLimit(math.MaxInt64)
+	tuneGC(ctx, env(map[string]string{"GOGC": "50"}))
 	assert.Equal(t, 100, debug.SetGCPercent(100), "GOGC set: left to Go")
+	assert.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1))
+
+	assert.Equal(t, int64(gcRoomBytes), gcLimit(1<<20), "a small heap: the room")
+	assert.Equal(t, int64(400<<20), gcLimit(200<<20), "a large heap: room to double, as at Go's default")
 }
