@@ -99,7 +99,7 @@ type Pipeline struct {
 	mu     sync.Mutex
 	queue  []gateway.LogRecord // logged, not yet taken by Run
 	closed bool                // the pipeline has stopped taking rows: Log refuses them
-	wake   chan struct{}       // signalled when a row arrives in an empty queue
+	wake   chan struct{}       // signalled when the queue reaches behind rows
 
 	started  atomic.Bool
 	stop     chan struct{}
@@ -151,10 +151,13 @@ func (p *Pipeline) Log(rec gateway.LogRecord) {
 		return
 	}
 	p.queue = append(p.queue, rec)
-	first := len(p.queue) == 1
+	full := len(p.queue) == p.behind
 	p.mu.Unlock()
 	p.received.Add(1)
-	if first {
+	// Run takes the queue every FlushInterval, and is woken early only when a batch's worth
+	// waits: waking it for every row would switch goroutines on every request, and hand the
+	// core to the log path before the request's answer had left.
+	if full {
 		select {
 		case p.wake <- struct{}{}:
 		default:
@@ -210,12 +213,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	// Inserts outlive ctx: a row taken is owed to the writer or the spool.
 	insertCtx := context.WithoutCancel(ctx)
 
-	// batch holds at most BatchSize rows; spare is the queue's other slice (see take).
+	// batch holds at most BatchSize rows; spare is the queue's other slice (see take). A row
+	// waits at most FlushInterval: the ticker takes and stores whatever is queued.
 	var batch, spare []gateway.LogRecord
-	timer := time.NewTimer(p.opts.FlushInterval)
-	timer.Stop()
-	defer timer.Stop()
-	armed := false
+	tick := time.NewTicker(p.opts.FlushInterval)
+	defer tick.Stop()
 	for {
 		select {
 		case <-p.wake:
@@ -223,16 +225,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			batch = p.add(insertCtx, batch, taken)
 			clear(taken) // the batch holds its rows now, or the writer has them
 			spare = taken[:0]
-			switch {
-			case len(batch) == 0 && armed:
-				timer.Stop()
-				armed = false
-			case len(batch) > 0 && !armed:
-				timer.Reset(p.opts.FlushInterval)
-				armed = true
-			}
-		case <-timer.C:
-			armed = false
+		case <-tick.C:
 			taken := p.take(spare, false)
 			batch = p.flushAll(insertCtx, p.add(insertCtx, batch, taken))
 			clear(taken)
