@@ -22,18 +22,18 @@ test: ## the whole suite with -race, real PostgreSQL and ClickHouse included
 
 bench: ## benchmarks, figures printed as a table with ratios against baselines of the same run
 	@set -e; eval "$$($(SERVICES))"; \
-	{ $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count 1 ./eventstore/; \
+	{ $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count 1 ./eventstore/open/; \
 	  $(GO) test -run '^$$' -bench Replay -benchtime 1x -count 1 -timeout 30m ./projections/; \
 	  $(GO) test -run '^$$' -bench AppendToReadModelLag -benchtime 2000x -count 1 ./projections/; \
 	  $(GO) test -run '^$$' -bench 'ClickHouseIngest|GroupsLatency|SpoolWhileDown' -benchtime 1x -count 1 -timeout 60m ./projections/analytics/; \
 	  $(GO) test -run '^$$' -bench LogPath -benchtime 5x -count 1 ./projections/analytics/; } | tee bench.txt | $(GO) run ./cmd/benchreport
 	@bash scripts/bench-gateway.sh | tee bench-gateway.txt
 
-lint: ## gofmt, go vet, and domain/ importing only the standard library
+lint: ## gofmt, go vet, and the import boundaries of scripts/boundaries.sh (domain/ on the standard library, the event store contract on no driver)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	@bad=$$($(GO) list -f '{{join .Imports "\n"}}' ./domain/... | grep '\.' || true); \
-	if [ -n "$$bad" ]; then echo "domain/ imports beyond the standard library:"; echo "$$bad"; exit 1; fi
+	@GO=$(GO) bash scripts/boundaries.sh
+	@GO=$(GO) bash scripts/boundaries_test.sh >/dev/null
 	@echo "lint: ok"
 
 services: ## start local PostgreSQL and ClickHouse for tests and print their URLs

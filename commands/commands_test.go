@@ -12,11 +12,12 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/eventstore/sqlite"
 )
 
 func testDeps(t *testing.T) Deps {
 	t.Helper()
-	s, err := eventstore.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "events.db"))
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "events.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)

@@ -15,6 +15,7 @@ import (
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/eventstore/sqlite"
 	"github.com/causeway/causeway/projections"
 )
 
@@ -35,7 +36,7 @@ var workerSecret = bytes.Repeat([]byte("k"), 32)
 
 func newWorkerWorld(t *testing.T) *workerWorld {
 	t.Helper()
-	store, err := eventstore.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "events.db"))
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "events.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	reg := domain.NewRegistry()

@@ -1,10 +1,12 @@
 // Package eventstore is Causeway's append-only log of events: the source of truth for the
 // control plane and, read back, its audit log.
 //
-// The contract (Store) is backend-neutral. Open picks a backend from a URL: sqlite:// (the
-// embedded default, pure Go), postgres:// (pgx) or esdb:// / kurrentdb:// (EventStoreDB).
-// Each backend is a file named after what it adapts, and nothing outside this package imports a
-// backend's client library: backend errors are translated here into the errors below.
+// This package is the contract only (Store, its types, ExpectedRevision and its errors), and it
+// imports no database driver or client (make lint checks it). The backends are packages of
+// their own, named after what they adapt: eventstore/sqlite (the embedded default, pure Go),
+// eventstore/postgres (pgx) and eventstore/esdb (EventStoreDB / KurrentDB). Each translates its
+// client's errors into the errors below, and nothing outside a backend imports its client
+// library. eventstore/open picks a backend from a URL; only cmd/ imports it.
 //
 // Revisions are per stream and start at 0. Positions are global, start at 1 and only grow;
 // Start (0) means "before the first event". Every read or subscription "from" a position is
@@ -138,8 +140,6 @@ func (e ExpectedRevision) ExactRevision() (uint64, bool) {
 	return e.revision, e.kind == expectExact
 }
 
-func (e ExpectedRevision) valid() bool { return e.kind != expectInvalid }
-
 func (e ExpectedRevision) String() string {
 	switch e.kind {
 	case expectAny:
@@ -152,22 +152,6 @@ func (e ExpectedRevision) String() string {
 		return fmt.Sprintf("revision %d", e.revision)
 	}
 	return "invalid"
-}
-
-// satisfiedBy reports whether a stream whose last revision is current (exists=false: no
-// events) meets the condition. The SQL backends use it; EventStoreDB checks on the server.
-func (e ExpectedRevision) satisfiedBy(current uint64, exists bool) bool {
-	switch e.kind {
-	case expectAny:
-		return true
-	case expectNoStream:
-		return !exists
-	case expectStreamExists:
-		return exists
-	case expectExact:
-		return exists && current == e.revision
-	}
-	return false
 }
 
 // Errors of the contract. Backends return these (or errors that match them with errors.Is),
@@ -232,52 +216,4 @@ type Subscription interface {
 	// Recv blocks until the next event, ctx ends, or the subscription fails or is closed.
 	Recv(ctx context.Context) (RecordedEvent, error)
 	Close() error
-}
-
-// validateAppend checks what every backend requires of an append.
-func validateAppend(stream string, expected ExpectedRevision, events []EventData) error {
-	if stream == "" {
-		return fmt.Errorf("%w: stream name is empty", ErrInvalidArgument)
-	}
-	if len(stream) > 255 {
-		return fmt.Errorf("%w: stream name is longer than 255 characters", ErrInvalidArgument)
-	}
-	if !expected.valid() {
-		return fmt.Errorf("%w: expected revision is not set (use Any, NoStream, StreamExists or Exact)", ErrInvalidArgument)
-	}
-	if len(events) == 0 {
-		return fmt.Errorf("%w: no events to append", ErrInvalidArgument)
-	}
-	seen := make(map[uuid.UUID]struct{}, len(events))
-	for i, ev := range events {
-		if ev.ID == uuid.Nil {
-			return fmt.Errorf("%w: event %d has no id", ErrInvalidArgument, i)
-		}
-		if _, dup := seen[ev.ID]; dup {
-			return fmt.Errorf("%w: event %d repeats id %s", ErrInvalidArgument, i, ev.ID)
-		}
-		seen[ev.ID] = struct{}{}
-		if ev.Type == "" {
-			return fmt.Errorf("%w: event %d has no type", ErrInvalidArgument, i)
-		}
-		if len(ev.Data) > 0 && !json.Valid(ev.Data) {
-			return fmt.Errorf("%w: event %d data is not JSON", ErrInvalidArgument, i)
-		}
-	}
-	return nil
-}
-
-// eventData returns the event's data, with null standing for none.
-func eventData(ev EventData) []byte {
-	if len(ev.Data) == 0 {
-		return []byte("null")
-	}
-	return ev.Data
-}
-
-func schemaVersion(ev EventData) int {
-	if ev.SchemaVersion <= 0 {
-		return 1
-	}
-	return ev.SchemaVersion
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/eventstore/sqlite"
 	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/projections"
 )
@@ -48,7 +49,7 @@ const testAdminKey = "cw-test-admin-key-0123456789abcdefghijklmnop"
 func newTestAPI(t testing.TB) *testAPI {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	store, err := eventstore.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "events.db"))
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "events.db"))
 	require.NoError(t, err)
 	reg := domain.NewRegistry()
 	index := gateway.NewIndex()

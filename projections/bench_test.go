@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sort"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/eventstore/postgres"
 	"github.com/causeway/causeway/migrations/migrationstest"
 	"github.com/causeway/causeway/projections"
 	"github.com/causeway/causeway/projections/projectionstest"
@@ -95,7 +97,7 @@ func BenchmarkAppendToReadModelLag(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	url := migrationstest.PostgresURL(b)
-	store, err := eventstore.Open(ctx, url)
+	store, err := postgres.Open(ctx, url)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -150,7 +152,7 @@ func BenchmarkAppendToReadModelLag(b *testing.B) {
 func loadForBench(b *testing.B, steps []projectionstest.Step) eventstore.Store {
 	b.Helper()
 	dir := b.TempDir()
-	store, err := projectionstest.LoadInto(context.Background(), "sqlite://"+dir+"/events.db", steps)
+	store, err := projectionstest.LoadInto(context.Background(), filepath.Join(dir, "events.db"), steps)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/eventstore/sqlite"
 )
 
 func recorded(t *testing.T, pos eventstore.Position, stream string, ev domain.Event) eventstore.RecordedEvent {
@@ -52,7 +53,7 @@ func TestMemoryFoldsOncePerPositionAndWaits(t *testing.T) {
 // a write waiting for a later position is told rather than left hanging.
 func TestMemoryStopsOnAnEventItCannotFold(t *testing.T) {
 	ctx := context.Background()
-	store, err := eventstore.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "events.db"))
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "events.db"))
 	require.NoError(t, err)
 	defer store.Close()
 	_, err = store.Append(ctx, "apikey-k", eventstore.NoStream, eventstore.EventData{ID: uuid.New(), Type: "NoSuchEvent", Data: json.RawMessage(`{}`)})

@@ -21,6 +21,7 @@ import (
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/eventstore/open"
 	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/gateway/egress"
 	"github.com/causeway/causeway/gateway/pricing"
@@ -93,7 +94,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	startCtx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout)
 	defer cancel()
 	m.Store, err = openWithRetry(startCtx, m.Logger, "event store", func(ctx context.Context) (eventstore.Store, error) {
-		return eventstore.Open(ctx, cfg.EventStoreURL)
+		return open.Open(ctx, cfg.EventStoreURL)
 	})
 	if err != nil {
 		return fmt.Errorf("event store %s: %w", eventstore.Redact(cfg.EventStoreURL), err)

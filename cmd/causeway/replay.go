@@ -15,6 +15,7 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/eventstore/open"
 	"github.com/causeway/causeway/migrations"
 	"github.com/causeway/causeway/projections"
 )
@@ -72,7 +73,7 @@ func replay(args []string, getenv func(string) string, stdout, stderr io.Writer)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	store, err := eventstore.Open(ctx, cfg.EventStoreURL)
+	store, err := open.Open(ctx, cfg.EventStoreURL)
 	if err != nil {
 		fmt.Fprintf(stderr, "causeway replay: event store: %v\n", err)
 		return 1

@@ -19,6 +19,7 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/eventstore/sqlite"
 	"github.com/causeway/causeway/projections"
 )
 
@@ -105,15 +106,15 @@ func History(n int, t0 time.Time) []Step {
 // Load appends the history to a fresh SQLite event store and returns it.
 func Load(t *testing.T, steps []Step) eventstore.Store {
 	t.Helper()
-	store, err := LoadInto(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "events.db"), steps)
+	store, err := LoadInto(context.Background(), filepath.Join(t.TempDir(), "events.db"), steps)
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
 	return store
 }
 
-// LoadInto appends the history to the event store at url and returns it open.
-func LoadInto(ctx context.Context, url string, steps []Step) (eventstore.Store, error) {
-	store, err := eventstore.Open(ctx, url)
+// LoadInto appends the history to the SQLite event store at path and returns it open.
+func LoadInto(ctx context.Context, path string, steps []Step) (eventstore.Store, error) {
+	store, err := sqlite.Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package eventstore_test
+package open_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/eventstore/eventstoretest"
+	"github.com/causeway/causeway/eventstore/open"
 	"github.com/causeway/causeway/migrations/migrationstest"
 )
 
@@ -32,7 +33,7 @@ func benchBackends(b *testing.B) []benchBackend {
 	out = append(out, benchBackend{
 		name: "sqlite",
 		open: func(b *testing.B) eventstore.Store {
-			s, err := eventstore.Open(context.Background(), "sqlite://"+sqlitePath(b))
+			s, err := open.Open(context.Background(), "sqlite://"+sqlitePath(b))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -65,7 +66,7 @@ func benchBackends(b *testing.B) []benchBackend {
 		out = append(out, benchBackend{
 			name: "postgres",
 			open: func(b *testing.B) eventstore.Store {
-				s, err := eventstore.Open(context.Background(), migrationstest.PostgresURL(b))
+				s, err := open.Open(context.Background(), migrationstest.PostgresURL(b))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -91,7 +92,7 @@ func benchBackends(b *testing.B) []benchBackend {
 		out = append(out, benchBackend{
 			name: "esdb",
 			open: func(b *testing.B) eventstore.Store {
-				s, err := eventstore.Open(context.Background(), url)
+				s, err := open.Open(context.Background(), url)
 				if err != nil {
 					b.Fatal(err)
 				}

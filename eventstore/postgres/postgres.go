@@ -1,4 +1,10 @@
-package eventstore
+// Package postgres is the event store backend on PostgreSQL, through pgx; its schema comes
+// from migrations/postgres.
+//
+// It implements the contract of package eventstore and translates pgx's errors into the
+// contract's, so that no pgx type leaves it. It must not import another backend (sqlite, esdb)
+// or the package that picks one (eventstore/open); only cmd/ chooses a backend.
+package postgres
 
 import (
 	"context"
@@ -14,10 +20,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/eventstore/internal/backend"
+	"github.com/causeway/causeway/eventstore/internal/sqlstore"
 	"github.com/causeway/causeway/migrations"
 )
 
-// Postgres is the event store on PostgreSQL.
+// Store is the event store on PostgreSQL.
 //
 // Gaps: a sequence hands out numbers at insert but they become visible at commit, so with
 // concurrent writers a reader could see position 7 before 6 commits and skip 6 for ever.
@@ -30,10 +39,10 @@ import (
 //
 // Subscribers are woken by LISTEN/NOTIFY (the NOTIFY is sent at commit) and, as a fallback,
 // poll once a second.
-type Postgres struct {
+type Store struct {
 	pool    *pgxpool.Pool
 	connStr string
-	wake    *wakeup
+	wake    *sqlstore.Wakeup
 	poll    time.Duration
 
 	listenOnce sync.Once
@@ -45,33 +54,33 @@ type Postgres struct {
 	beforeCommit func(ctx context.Context) error
 }
 
-var _ Store = (*Postgres)(nil)
+var _ eventstore.Store = (*Store)(nil)
 
 const (
 	pgNotifyChannel = "causeway_events"
 	pgPoll          = time.Second
 )
 
-// OpenPostgres connects to rawURL and applies migrations/postgres to its current schema (the
+// Open connects to rawURL and applies migrations/postgres to its current schema (the
 // URL may set search_path).
-func OpenPostgres(ctx context.Context, rawURL string) (*Postgres, error) {
+func Open(ctx context.Context, rawURL string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: postgres URL %s: %v", ErrInvalidArgument, Redact(rawURL), pgErrorText(err))
+		return nil, fmt.Errorf("%w: postgres URL %s: %v", eventstore.ErrInvalidArgument, eventstore.Redact(rawURL), pgErrorText(err))
 	}
 	if !strings.Contains(rawURL, "pool_max_conns") {
 		cfg.MaxConns = 16
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: postgres: %v", ErrUnavailable, pgErrorText(err))
+		return nil, fmt.Errorf("%w: postgres: %v", eventstore.ErrUnavailable, pgErrorText(err))
 	}
 	if err := migrations.ApplyPostgres(ctx, pool, migrations.Postgres); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("%w: postgres: %v", ErrUnavailable, pgErrorText(err))
+		return nil, fmt.Errorf("%w: postgres: %v", eventstore.ErrUnavailable, pgErrorText(err))
 	}
 	lctx, stop := context.WithCancel(context.Background())
-	p := &Postgres{pool: pool, connStr: rawURL, wake: newWakeup(), poll: pgPoll, stop: stop, stopped: make(chan struct{})}
+	p := &Store{pool: pool, connStr: rawURL, wake: sqlstore.NewWakeup(), poll: pgPoll, stop: stop, stopped: make(chan struct{})}
 	p.listenOnce.Do(func() { go p.listen(lctx) })
 	return p, nil
 }
@@ -79,7 +88,7 @@ func OpenPostgres(ctx context.Context, rawURL string) (*Postgres, error) {
 // listen turns notifications from every process's appends into wake-ups, reconnecting with
 // back-off when the connection drops. After a reconnect it wakes subscribers once, since
 // notifications sent while disconnected are lost.
-func (p *Postgres) listen(ctx context.Context) {
+func (p *Store) listen(ctx context.Context) {
 	defer close(p.stopped)
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
@@ -89,12 +98,12 @@ func (p *Postgres) listen(ctx context.Context) {
 		}
 		if err == nil {
 			backoff = 100 * time.Millisecond
-			p.wake.notify()
+			p.wake.Notify()
 			for {
 				if _, err = conn.WaitForNotification(ctx); err != nil {
 					break
 				}
-				p.wake.notify()
+				p.wake.Notify()
 			}
 		}
 		if conn != nil {
@@ -108,9 +117,9 @@ func (p *Postgres) listen(ctx context.Context) {
 	}
 }
 
-func (p *Postgres) Append(ctx context.Context, stream string, expected ExpectedRevision, events ...EventData) (AppendResult, error) {
-	if err := validateAppend(stream, expected, events); err != nil {
-		return AppendResult{}, err
+func (p *Store) Append(ctx context.Context, stream string, expected eventstore.ExpectedRevision, events ...eventstore.EventData) (eventstore.AppendResult, error) {
+	if err := backend.ValidateAppend(stream, expected, events); err != nil {
+		return eventstore.AppendResult{}, err
 	}
 	n := len(events)
 	ids := make([]string, n)
@@ -119,19 +128,19 @@ func (p *Postgres) Append(ctx context.Context, stream string, expected ExpectedR
 	datas := make([]string, n)
 	metas := make([]string, n)
 	for i, ev := range events {
-		m, err := encodeMetadata(ev.Metadata)
+		m, err := sqlstore.EncodeMetadata(ev.Metadata)
 		if err != nil {
-			return AppendResult{}, err
+			return eventstore.AppendResult{}, err
 		}
-		ids[i], types[i], versions[i] = ev.ID.String(), ev.Type, int32(schemaVersion(ev))
-		datas[i], metas[i] = string(eventData(ev)), string(m)
+		ids[i], types[i], versions[i] = ev.ID.String(), ev.Type, int32(backend.SchemaVersion(ev))
+		datas[i], metas[i] = string(backend.Data(ev)), string(m)
 	}
 	kind, rev := pgExpected(expected)
 	args := []any{stream, kind, rev, ids, types, versions, datas, metas}
 
 	// One statement, committed on its own: the whole append is one round trip.
 	var (
-		res AppendResult
+		res eventstore.AppendResult
 		err error
 	)
 	if p.beforeCommit == nil {
@@ -145,9 +154,9 @@ func (p *Postgres) Append(ctx context.Context, stream string, expected ExpectedR
 		})
 	}
 	if err != nil {
-		return AppendResult{}, pgAppendError(ctx, err, stream, expected)
+		return eventstore.AppendResult{}, pgAppendError(ctx, err, stream, expected)
 	}
-	p.wake.notify()
+	p.wake.Notify()
 	return res, nil
 }
 
@@ -157,54 +166,54 @@ type pgQuerier interface {
 
 // appendRows calls es_append (migrations/postgres/0001) and reads its answer: one 'appended'
 // row, or the 'stored' events whose ids the append repeats.
-func (p *Postgres) appendRows(ctx context.Context, stream string, events []EventData, q pgQuerier, args []any) (AppendResult, error) {
+func (p *Store) appendRows(ctx context.Context, stream string, events []eventstore.EventData, q pgQuerier, args []any) (eventstore.AppendResult, error) {
 	rows, err := q.Query(ctx, `SELECT r_kind, r_id::text, r_stream, r_revision, r_position FROM es_append($1, $2, $3, $4, $5, $6, $7, $8)`, args...)
 	if err != nil {
-		return AppendResult{}, err
+		return eventstore.AppendResult{}, err
 	}
 	defer rows.Close()
 	var (
-		res      AppendResult
+		res      eventstore.AppendResult
 		appended bool
-		found    []storedRevision
+		found    []sqlstore.StoredRevision
 	)
 	for rows.Next() {
 		var (
 			kind     string
 			id       *string
-			f        storedRevision
+			f        sqlstore.StoredRevision
 			rev, pos int64
 		)
-		if err := rows.Scan(&kind, &id, &f.stream, &rev, &pos); err != nil {
-			return AppendResult{}, err
+		if err := rows.Scan(&kind, &id, &f.Stream, &rev, &pos); err != nil {
+			return eventstore.AppendResult{}, err
 		}
-		f.revision, f.position = uint64(rev), Position(pos)
+		f.Revision, f.Position = uint64(rev), eventstore.Position(pos)
 		if kind == "appended" {
-			res, appended = AppendResult{NextRevision: f.revision, Position: f.position}, true
+			res, appended = eventstore.AppendResult{NextRevision: f.Revision, Position: f.Position}, true
 			continue
 		}
 		if id == nil {
-			return AppendResult{}, errors.New("es_append returned a stored event without an id")
+			return eventstore.AppendResult{}, errors.New("es_append returned a stored event without an id")
 		}
-		if err := f.id.UnmarshalText([]byte(*id)); err != nil {
-			return AppendResult{}, err
+		if err := f.ID.UnmarshalText([]byte(*id)); err != nil {
+			return eventstore.AppendResult{}, err
 		}
 		found = append(found, f)
 	}
 	if err := rows.Err(); err != nil {
-		return AppendResult{}, err
+		return eventstore.AppendResult{}, err
 	}
 	if len(found) > 0 {
-		return retryResult(stream, events, found)
+		return sqlstore.RetryResult(stream, events, found)
 	}
 	if !appended {
-		return AppendResult{}, errors.New("es_append returned nothing")
+		return eventstore.AppendResult{}, errors.New("es_append returned nothing")
 	}
 	return res, nil
 }
 
 // pgExpected encodes the condition as es_append takes it.
-func pgExpected(e ExpectedRevision) (kind int16, rev int64) {
+func pgExpected(e eventstore.ExpectedRevision) (kind int16, rev int64) {
 	switch {
 	case e.IsAny():
 		return 1, 0
@@ -222,13 +231,13 @@ func pgExpected(e ExpectedRevision) (kind int16, rev int64) {
 
 const pgColumns = `position, id::text, stream, revision, type, schema_version, data::text, metadata::text, recorded_at`
 
-func (p *Postgres) ReadStream(ctx context.Context, stream string, dir Direction, from uint64, max int) ([]RecordedEvent, error) {
+func (p *Store) ReadStream(ctx context.Context, stream string, dir eventstore.Direction, from uint64, max int) ([]eventstore.RecordedEvent, error) {
 	var limit *int64 // NULL: LIMIT ALL
 	if max > 0 {
 		l := int64(max)
 		limit = &l
 	}
-	read := func(ctx context.Context, backwards bool, from int64) ([]RecordedEvent, error) {
+	read := func(ctx context.Context, backwards bool, from int64) ([]eventstore.RecordedEvent, error) {
 		if backwards {
 			return p.query(ctx, `SELECT `+pgColumns+` FROM es_events WHERE stream = $1 AND revision <= $2
 				ORDER BY revision DESC LIMIT $3`, stream, from, limit)
@@ -236,38 +245,38 @@ func (p *Postgres) ReadStream(ctx context.Context, stream string, dir Direction,
 		return p.query(ctx, `SELECT `+pgColumns+` FROM es_events WHERE stream = $1 AND revision >= $2
 			ORDER BY revision LIMIT $3`, stream, from, limit)
 	}
-	return sqlReadStream(ctx, dir, from, read, func(ctx context.Context) error { return p.requireStream(ctx, stream) })
+	return sqlstore.ReadStream(ctx, dir, from, read, func(ctx context.Context) error { return p.requireStream(ctx, stream) })
 }
 
-func (p *Postgres) requireStream(ctx context.Context, stream string) error {
+func (p *Store) requireStream(ctx context.Context, stream string) error {
 	var exists bool
 	if err := p.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM es_events WHERE stream = $1)`, stream).Scan(&exists); err != nil {
 		return pgError(ctx, err)
 	}
 	if !exists {
-		return fmt.Errorf("%w: %q", ErrStreamNotFound, stream)
+		return fmt.Errorf("%w: %q", eventstore.ErrStreamNotFound, stream)
 	}
 	return nil
 }
 
-func (p *Postgres) ReadAll(ctx context.Context, from Position, max int) ([]RecordedEvent, error) {
+func (p *Store) ReadAll(ctx context.Context, from eventstore.Position, max int) ([]eventstore.RecordedEvent, error) {
 	if max <= 0 {
-		return nil, fmt.Errorf("%w: ReadAll needs a positive maximum", ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: ReadAll needs a positive maximum", eventstore.ErrInvalidArgument)
 	}
 	return p.query(ctx, `SELECT `+pgColumns+` FROM es_events WHERE position > $1 ORDER BY position LIMIT $2`,
 		int64(from), max)
 }
 
-func (p *Postgres) query(ctx context.Context, q string, args ...any) ([]RecordedEvent, error) {
+func (p *Store) query(ctx context.Context, q string, args ...any) ([]eventstore.RecordedEvent, error) {
 	rows, err := p.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, pgError(ctx, err)
 	}
 	defer rows.Close()
-	out := []RecordedEvent{}
+	out := []eventstore.RecordedEvent{}
 	for rows.Next() {
 		var (
-			ev         RecordedEvent
+			ev         eventstore.RecordedEvent
 			id         string
 			pos, rev   int64
 			data, meta string
@@ -275,9 +284,9 @@ func (p *Postgres) query(ctx context.Context, q string, args ...any) ([]Recorded
 		if err := rows.Scan(&pos, &id, &ev.Stream, &rev, &ev.Type, &ev.SchemaVersion, &data, &meta, &ev.RecordedAt); err != nil {
 			return nil, pgError(ctx, err)
 		}
-		ev.Position, ev.Revision, ev.Data = Position(pos), uint64(rev), []byte(data)
+		ev.Position, ev.Revision, ev.Data = eventstore.Position(pos), uint64(rev), []byte(data)
 		ev.RecordedAt = ev.RecordedAt.UTC()
-		if err := decodeEnvelope(&ev, id, []byte(meta)); err != nil {
+		if err := sqlstore.DecodeEnvelope(&ev, id, []byte(meta)); err != nil {
 			return nil, err
 		}
 		out = append(out, ev)
@@ -288,15 +297,15 @@ func (p *Postgres) query(ctx context.Context, q string, args ...any) ([]Recorded
 	return out, nil
 }
 
-func (p *Postgres) Subscribe(ctx context.Context, from Position) (Subscription, error) {
-	return subscribe(ctx, from, p.ReadAll, p.wake, p.poll), nil
+func (p *Store) Subscribe(ctx context.Context, from eventstore.Position) (eventstore.Subscription, error) {
+	return sqlstore.Subscribe(ctx, from, p.ReadAll, p.wake, p.poll), nil
 }
 
-func (p *Postgres) Ping(ctx context.Context) error {
+func (p *Store) Ping(ctx context.Context) error {
 	return pgError(ctx, p.pool.Ping(ctx))
 }
 
-func (p *Postgres) Close() error {
+func (p *Store) Close() error {
 	p.stop()
 	<-p.stopped
 	p.pool.Close()
@@ -313,20 +322,20 @@ func pgError(ctx context.Context, err error) error {
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err)) {
 		return ctx.Err()
 	}
-	if errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrDuplicateEventID) {
+	if errors.Is(err, eventstore.ErrInvalidArgument) || errors.Is(err, eventstore.ErrDuplicateEventID) {
 		return err
 	}
-	return fmt.Errorf("%w: postgres: %s", ErrUnavailable, pgErrorText(err))
+	return fmt.Errorf("%w: postgres: %s", eventstore.ErrUnavailable, pgErrorText(err))
 }
 
 // pgAppendError is pgError for appends: es_append's CW001 is the concurrency conflict, with
 // the stream's last revision (empty: no events) as its detail.
-func pgAppendError(ctx context.Context, err error, stream string, expected ExpectedRevision) error {
+func pgAppendError(ctx context.Context, err error, stream string, expected eventstore.ExpectedRevision) error {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.Code != "CW001" {
 		return pgError(ctx, err)
 	}
-	wev := &WrongExpectedVersionError{Stream: stream, Expected: expected}
+	wev := &eventstore.WrongExpectedVersionError{Stream: stream, Expected: expected}
 	if actual, perr := strconv.ParseUint(pgErr.Detail, 10, 64); perr == nil {
 		wev.Actual, wev.ActualExists = actual, true
 	}

@@ -1,4 +1,11 @@
-package eventstore
+// Package esdb is the event store backend on EventStoreDB (KurrentDB), through its gRPC
+// client.
+//
+// It implements the contract of package eventstore and translates the client's errors into
+// the contract's, so that no client type leaves it. It must not import another backend
+// (sqlite, postgres), the shared SQL helpers, or the package that picks a backend
+// (eventstore/open); only cmd/ chooses a backend.
+package esdb
 
 import (
 	"context"
@@ -12,33 +19,36 @@ import (
 	"sync"
 	"time"
 
-	"github.com/EventStore/EventStore-Client-Go/v4/esdb"
+	esdbclient "github.com/EventStore/EventStore-Client-Go/v4/esdb"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/eventstore/internal/backend"
 )
 
-// ESDB is the EventStoreDB (KurrentDB) backend. The server does itself what the SQL backends
+// Store is the EventStoreDB (KurrentDB) backend. The server does itself what the SQL backends
 // build by hand: the concurrency check, idempotency by event id, the global order and live
 // subscriptions. This file only translates between the contract and the gRPC client, and
 // keeps the client's types and errors from leaking out of the package.
-type ESDB struct {
+type Store struct {
 	// cfg is kept to build a new client when the library's connection loop gives up (after
 	// a failed discovery it answers ConnectionClosed to every call, for ever).
-	cfg esdb.Configuration
+	cfg esdbclient.Configuration
 
 	// life ends on Close and takes every in-flight call and subscription with it.
 	life context.Context
 	end  context.CancelFunc
 
 	mu     sync.Mutex
-	client *esdb.Client
+	client *esdbclient.Client
 	closed bool
 	// inflight counts calls holding the client: the library panics if it is closed while a
 	// call is handing it a message, so Close waits for them first.
 	inflight sync.WaitGroup
 }
 
-var _ Store = (*ESDB)(nil)
+var _ eventstore.Store = (*Store)(nil)
 
 const (
 	// esdbPage is how many events one read asks for when the caller wants more (or all).
@@ -51,30 +61,30 @@ const (
 	esdbCloseGrace = 5 * time.Second
 )
 
-// OpenESDB returns a store on the EventStoreDB named by rawURL (esdb://, esdb+discover://,
+// Open returns a store on the EventStoreDB named by rawURL (esdb://, esdb+discover://,
 // or the kurrentdb:// and kurrent:// spellings of both). Nothing is dialled here: the client
 // finds the node on first use, so a server that starts after us is not an error; call Ping
 // to check one is there.
-func OpenESDB(ctx context.Context, rawURL string) (Store, error) {
+func Open(ctx context.Context, rawURL string) (eventstore.Store, error) {
 	conn, err := esdbConnectionString(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := esdb.ParseConnectionString(conn)
+	cfg, err := esdbclient.ParseConnectionString(conn)
 	if err != nil {
 		// url.Parse puts the whole URL, password included, in its error: keep only the reason.
 		var uerr *url.Error
 		if errors.As(err, &uerr) {
 			err = uerr.Err
 		}
-		return nil, fmt.Errorf("%w: EventStoreDB URL %q: %v", ErrInvalidArgument, esdbRedact(rawURL), err)
+		return nil, fmt.Errorf("%w: EventStoreDB URL %q: %v", eventstore.ErrInvalidArgument, esdbRedact(rawURL), err)
 	}
 	// Every error reaches the caller, who logs it; the client's default would also print each
 	// one, unstructured, on the standard logger.
-	cfg.Logger = esdb.NoopLogging()
-	s := &ESDB{cfg: *cfg}
+	cfg.Logger = esdbclient.NoopLogging()
+	s := &Store{cfg: *cfg}
 	if s.client, err = s.newClient(); err != nil {
-		return nil, fmt.Errorf("%w: EventStoreDB URL %q: %v", ErrInvalidArgument, esdbRedact(rawURL), err)
+		return nil, fmt.Errorf("%w: EventStoreDB URL %q: %v", eventstore.ErrInvalidArgument, esdbRedact(rawURL), err)
 	}
 	s.life, s.end = context.WithCancel(context.Background())
 	return s, nil
@@ -84,7 +94,7 @@ func OpenESDB(ctx context.Context, rawURL string) (Store, error) {
 func esdbConnectionString(rawURL string) (string, error) {
 	scheme, rest, ok := strings.Cut(rawURL, "://")
 	if !ok {
-		return "", fmt.Errorf("%w: EventStoreDB URL %q has no scheme", ErrInvalidArgument, esdbRedact(rawURL))
+		return "", fmt.Errorf("%w: EventStoreDB URL %q has no scheme", eventstore.ErrInvalidArgument, esdbRedact(rawURL))
 	}
 	switch strings.ToLower(scheme) {
 	case "esdb", "kurrentdb", "kurrent":
@@ -92,13 +102,13 @@ func esdbConnectionString(rawURL string) (string, error) {
 	case "esdb+discover", "kurrentdb+discover", "kurrent+discover":
 		return "esdb+discover://" + rest, nil
 	}
-	return "", fmt.Errorf("%w: URL scheme %q is not esdb, esdb+discover, kurrentdb or kurrent", ErrInvalidArgument, scheme)
+	return "", fmt.Errorf("%w: URL scheme %q is not esdb, esdb+discover, kurrentdb or kurrent", eventstore.ErrInvalidArgument, scheme)
 }
 
 // esdbRedact is Redact for URLs that may not parse (a cluster of gossip seeds, a typo): it
 // masks the password by hand when url.Parse cannot.
 func esdbRedact(rawURL string) string {
-	if r := Redact(rawURL); r != rawURL {
+	if r := eventstore.Redact(rawURL); r != rawURL {
 		return r
 	}
 	scheme, rest, ok := strings.Cut(rawURL, "://")
@@ -120,55 +130,55 @@ func esdbRedact(rawURL string) string {
 	return scheme + "://" + user + ":xxxxx@" + rest[at+1:]
 }
 
-func (s *ESDB) newClient() (*esdb.Client, error) {
+func (s *Store) newClient() (*esdbclient.Client, error) {
 	cfg := s.cfg // the client keeps a pointer to its configuration
-	return esdb.NewClient(&cfg)
+	return esdbclient.NewClient(&cfg)
 }
 
 // Append writes events to stream; the server checks expected and recognises a retry by the
 // event ids.
-func (s *ESDB) Append(ctx context.Context, stream string, expected ExpectedRevision, events ...EventData) (AppendResult, error) {
-	if err := validateAppend(stream, expected, events); err != nil {
-		return AppendResult{}, err
+func (s *Store) Append(ctx context.Context, stream string, expected eventstore.ExpectedRevision, events ...eventstore.EventData) (eventstore.AppendResult, error) {
+	if err := backend.ValidateAppend(stream, expected, events); err != nil {
+		return eventstore.AppendResult{}, err
 	}
-	proposed := make([]esdb.EventData, len(events))
+	proposed := make([]esdbclient.EventData, len(events))
 	for i, ev := range events {
 		md, err := esdbEncodeMetadata(ev)
 		if err != nil {
-			return AppendResult{}, err
+			return eventstore.AppendResult{}, err
 		}
-		proposed[i] = esdb.EventData{
+		proposed[i] = esdbclient.EventData{
 			EventID:     ev.ID,
 			EventType:   ev.Type,
-			ContentType: esdb.ContentTypeJson,
-			Data:        eventData(ev),
+			ContentType: esdbclient.ContentTypeJson,
+			Data:        backend.Data(ev),
 			Metadata:    md,
 		}
 	}
-	opts := esdb.AppendToStreamOptions{ExpectedRevision: esdbExpected(expected)}
+	opts := esdbclient.AppendToStreamOptions{ExpectedRevision: esdbExpected(expected)}
 
 	bctx, cancel := s.bind(ctx)
 	defer cancel(nil)
-	var res *esdb.WriteResult
-	err := s.call(bctx, stream, func(ctx context.Context, c *esdb.Client) error {
+	var res *esdbclient.WriteResult
+	err := s.call(bctx, stream, func(ctx context.Context, c *esdbclient.Client) error {
 		var err error
 		res, err = c.AppendToStream(ctx, stream, opts, proposed...)
 		return err
 	})
 	if err != nil {
-		var wrong *WrongExpectedVersionError
+		var wrong *eventstore.WrongExpectedVersionError
 		if errors.As(err, &wrong) {
 			wrong.Expected = expected
 		}
-		return AppendResult{}, err
+		return eventstore.AppendResult{}, err
 	}
-	out := AppendResult{NextRevision: res.NextExpectedVersion, Position: Position(res.CommitPosition)}
-	if out.Position == Start {
+	out := eventstore.AppendResult{NextRevision: res.NextExpectedVersion, Position: eventstore.Position(res.CommitPosition)}
+	if out.Position == eventstore.Start {
 		// A retry of an append the server has already done can come back with the revision
 		// but no position; the contract promises the original result, so look it up.
-		last, err := s.ReadStream(ctx, stream, Backwards, out.NextRevision, 1)
+		last, err := s.ReadStream(ctx, stream, eventstore.Backwards, out.NextRevision, 1)
 		if err != nil {
-			return AppendResult{}, err
+			return eventstore.AppendResult{}, err
 		}
 		if len(last) == 1 {
 			out.Position = last[0].Position
@@ -178,30 +188,30 @@ func (s *ESDB) Append(ctx context.Context, stream string, expected ExpectedRevis
 }
 
 // esdbExpected maps the closed ExpectedRevision onto the client's condition types.
-func esdbExpected(e ExpectedRevision) esdb.ExpectedRevision {
+func esdbExpected(e eventstore.ExpectedRevision) esdbclient.ExpectedRevision {
 	switch {
 	case e.IsNoStream():
-		return esdb.NoStream{}
+		return esdbclient.NoStream{}
 	case e.IsStreamExists():
-		return esdb.StreamExists{}
+		return esdbclient.StreamExists{}
 	}
 	if n, ok := e.ExactRevision(); ok {
-		return esdb.Revision(n)
+		return esdbclient.Revision(n)
 	}
-	return esdb.Any{}
+	return esdbclient.Any{}
 }
 
 // esdbMetadata is what an event's user metadata holds: the envelope's Metadata, with the
 // schema version beside it because EventStoreDB has no field of its own for one.
 type esdbMetadata struct {
-	Metadata
+	eventstore.Metadata
 	SchemaVersion int `json:"schema_version"`
 }
 
-func esdbEncodeMetadata(ev EventData) ([]byte, error) {
-	b, err := json.Marshal(esdbMetadata{Metadata: ev.Metadata, SchemaVersion: schemaVersion(ev)})
+func esdbEncodeMetadata(ev eventstore.EventData) ([]byte, error) {
+	b, err := json.Marshal(esdbMetadata{Metadata: ev.Metadata, SchemaVersion: backend.SchemaVersion(ev)})
 	if err != nil {
-		return nil, fmt.Errorf("%w: metadata of event %s: %v", ErrInvalidArgument, ev.ID, err)
+		return nil, fmt.Errorf("%w: metadata of event %s: %v", eventstore.ErrInvalidArgument, ev.ID, err)
 	}
 	return b, nil
 }
@@ -209,10 +219,10 @@ func esdbEncodeMetadata(ev EventData) ([]byte, error) {
 // esdbDecodeMetadata reads back what esdbEncodeMetadata wrote. The server is shared, so $all
 // holds events that Causeway did not write: metadata that is not ours gives an empty
 // envelope and schema version 1 rather than an error that would stall every reader.
-func esdbDecodeMetadata(b []byte) (Metadata, int) {
+func esdbDecodeMetadata(b []byte) (eventstore.Metadata, int) {
 	var md esdbMetadata
 	if len(b) == 0 || json.Unmarshal(b, &md) != nil {
-		return Metadata{}, 1
+		return eventstore.Metadata{}, 1
 	}
 	if md.SchemaVersion <= 0 {
 		md.SchemaVersion = 1
@@ -224,13 +234,13 @@ func esdbDecodeMetadata(b []byte) (Metadata, int) {
 // without explicit transactions every event has its own, equal to its prepare position.
 // Servers before version 22 give stream reads no position (all ones): that becomes Start, so
 // that a reader resuming from it reads again rather than skips everything.
-func esdbRecorded(r *esdb.RecordedEvent) RecordedEvent {
+func esdbRecorded(r *esdbclient.RecordedEvent) eventstore.RecordedEvent {
 	md, version := esdbDecodeMetadata(r.UserMetadata)
-	pos := Position(r.Position.Commit)
+	pos := eventstore.Position(r.Position.Commit)
 	if r.Position.Commit == ^uint64(0) {
-		pos = Start
+		pos = eventstore.Start
 	}
-	return RecordedEvent{
+	return eventstore.RecordedEvent{
 		ID:            r.EventID,
 		Stream:        r.StreamID,
 		Revision:      r.EventNumber,
@@ -245,67 +255,67 @@ func esdbRecorded(r *esdb.RecordedEvent) RecordedEvent {
 
 // esdbSystemEvent reports the server's own events ($stats, $metadata, links...), which the
 // contract's global order does not include.
-func esdbSystemEvent(r *esdb.RecordedEvent) bool {
+func esdbSystemEvent(r *esdbclient.RecordedEvent) bool {
 	return strings.HasPrefix(r.EventType, "$") || strings.HasPrefix(r.StreamID, "$")
 }
 
 // esdbPosition is the client position of a contract position: both halves equal, which is
 // what the server gives every event it did not write in an explicit transaction.
-func esdbPosition(p Position) esdb.Position {
-	return esdb.Position{Commit: uint64(p), Prepare: uint64(p)}
+func esdbPosition(p eventstore.Position) esdbclient.Position {
+	return esdbclient.Position{Commit: uint64(p), Prepare: uint64(p)}
 }
 
 // esdbAllFrom is where a read or subscription of $all starts; the server includes the event
 // at a position, so callers drop it.
-func esdbAllFrom(p esdb.Position) esdb.AllPosition {
-	if p == (esdb.Position{}) {
-		return esdb.Start{}
+func esdbAllFrom(p esdbclient.Position) esdbclient.AllPosition {
+	if p == (esdbclient.Position{}) {
+		return esdbclient.Start{}
 	}
 	return p
 }
 
 // esdbAfter orders client positions: commit first, then prepare.
-func esdbAfter(a, b esdb.Position) bool {
+func esdbAfter(a, b esdbclient.Position) bool {
 	return a.Commit > b.Commit || (a.Commit == b.Commit && a.Prepare > b.Prepare)
 }
 
 // esdbStreamFrom is where a stream read starts: from is inclusive, StreamEnd is the last.
-func esdbStreamFrom(dir Direction, from uint64) esdb.StreamPosition {
+func esdbStreamFrom(dir eventstore.Direction, from uint64) esdbclient.StreamPosition {
 	switch {
-	case from == StreamEnd:
-		return esdb.End{}
-	case from == 0 && dir == Forwards:
-		return esdb.Start{}
+	case from == eventstore.StreamEnd:
+		return esdbclient.End{}
+	case from == 0 && dir == eventstore.Forwards:
+		return esdbclient.Start{}
 	}
-	return esdb.Revision(from)
+	return esdbclient.Revision(from)
 }
 
 // ReadStream reads a stream in pages of esdbPage, so that "all" (max <= 0) is not one
 // unbounded server read.
-func (s *ESDB) ReadStream(ctx context.Context, stream string, dir Direction, from uint64, max int) ([]RecordedEvent, error) {
+func (s *Store) ReadStream(ctx context.Context, stream string, dir eventstore.Direction, from uint64, max int) ([]eventstore.RecordedEvent, error) {
 	if stream == "" {
-		return nil, fmt.Errorf("%w: stream name is empty", ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: stream name is empty", eventstore.ErrInvalidArgument)
 	}
-	esdbDir := esdb.Forwards
+	esdbDir := esdbclient.Forwards
 	switch dir {
-	case Forwards:
-	case Backwards:
-		esdbDir = esdb.Backwards
+	case eventstore.Forwards:
+	case eventstore.Backwards:
+		esdbDir = esdbclient.Backwards
 	default:
-		return nil, fmt.Errorf("%w: direction %d", ErrInvalidArgument, dir)
+		return nil, fmt.Errorf("%w: direction %d", eventstore.ErrInvalidArgument, dir)
 	}
 	ctx, cancel := s.bind(ctx)
 	defer cancel(nil)
 
-	out := []RecordedEvent{}
+	out := []eventstore.RecordedEvent{}
 	next := from
 	for {
 		want := esdbPage
 		if max > 0 {
 			want = min(max-len(out), esdbPage)
 		}
-		opts := esdb.ReadStreamOptions{Direction: esdbDir, From: esdbStreamFrom(dir, next), ResolveLinkTos: false}
-		page, err := s.readPage(ctx, stream, func(ctx context.Context, c *esdb.Client) (*esdb.ReadStream, error) {
+		opts := esdbclient.ReadStreamOptions{Direction: esdbDir, From: esdbStreamFrom(dir, next), ResolveLinkTos: false}
+		page, err := s.readPage(ctx, stream, func(ctx context.Context, c *esdbclient.Client) (*esdbclient.ReadStream, error) {
 			return c.ReadStream(ctx, stream, opts, uint64(want))
 		})
 		if err != nil {
@@ -318,7 +328,7 @@ func (s *ESDB) ReadStream(ctx context.Context, stream string, dir Direction, fro
 			return out, nil
 		}
 		last := page[len(page)-1].EventNumber
-		if dir == Backwards {
+		if dir == eventstore.Backwards {
 			if last == 0 {
 				return out, nil
 			}
@@ -332,19 +342,19 @@ func (s *ESDB) ReadStream(ctx context.Context, stream string, dir Direction, fro
 // ReadAll reads $all after from, leaving out the server's own events. The server counts
 // those (and the event at from) towards a read's limit, so it reads on until it has max of
 // ours or reaches the end of the log.
-func (s *ESDB) ReadAll(ctx context.Context, from Position, max int) ([]RecordedEvent, error) {
+func (s *Store) ReadAll(ctx context.Context, from eventstore.Position, max int) ([]eventstore.RecordedEvent, error) {
 	if max <= 0 {
-		return nil, fmt.Errorf("%w: ReadAll needs max > 0, got %d", ErrInvalidArgument, max)
+		return nil, fmt.Errorf("%w: ReadAll needs max > 0, got %d", eventstore.ErrInvalidArgument, max)
 	}
 	ctx, cancel := s.bind(ctx)
 	defer cancel(nil)
 
-	out := make([]RecordedEvent, 0, min(max, esdbPage))
+	out := make([]eventstore.RecordedEvent, 0, min(max, esdbPage))
 	cursor := esdbPosition(from)
 	for len(out) < max {
 		want := min(max-len(out)+1, esdbPage) // +1: the server includes the event at the cursor
-		opts := esdb.ReadAllOptions{Direction: esdb.Forwards, From: esdbAllFrom(cursor), ResolveLinkTos: false}
-		page, err := s.readPage(ctx, "", func(ctx context.Context, c *esdb.Client) (*esdb.ReadStream, error) {
+		opts := esdbclient.ReadAllOptions{Direction: esdbclient.Forwards, From: esdbAllFrom(cursor), ResolveLinkTos: false}
+		page, err := s.readPage(ctx, "", func(ctx context.Context, c *esdbclient.Client) (*esdbclient.ReadStream, error) {
 			return c.ReadAll(ctx, opts, uint64(want))
 		})
 		if err != nil {
@@ -372,9 +382,9 @@ func (s *ESDB) ReadAll(ctx context.Context, from Position, max int) ([]RecordedE
 }
 
 // readPage runs one server read to its end and returns its events.
-func (s *ESDB) readPage(ctx context.Context, stream string, read func(context.Context, *esdb.Client) (*esdb.ReadStream, error)) ([]*esdb.RecordedEvent, error) {
-	var page []*esdb.RecordedEvent
-	err := s.call(ctx, stream, func(ctx context.Context, c *esdb.Client) error {
+func (s *Store) readPage(ctx context.Context, stream string, read func(context.Context, *esdbclient.Client) (*esdbclient.ReadStream, error)) ([]*esdbclient.RecordedEvent, error) {
+	var page []*esdbclient.RecordedEvent
+	err := s.call(ctx, stream, func(ctx context.Context, c *esdbclient.Client) error {
 		page = page[:0]
 		rs, err := read(ctx, c)
 		if err != nil {
@@ -401,20 +411,20 @@ func (s *ESDB) readPage(ctx context.Context, stream string, read func(context.Co
 }
 
 // Ping reads the last event of $all: the cheapest call that needs the server to answer.
-func (s *ESDB) Ping(ctx context.Context) error {
+func (s *Store) Ping(ctx context.Context) error {
 	bctx, cancel := s.bind(ctx)
 	defer cancel(nil)
-	_, err := s.readPage(bctx, "", func(ctx context.Context, c *esdb.Client) (*esdb.ReadStream, error) {
-		return c.ReadAll(ctx, esdb.ReadAllOptions{Direction: esdb.Backwards, From: esdb.End{}}, 1)
+	_, err := s.readPage(bctx, "", func(ctx context.Context, c *esdbclient.Client) (*esdbclient.ReadStream, error) {
+		return c.ReadAll(ctx, esdbclient.ReadAllOptions{Direction: esdbclient.Backwards, From: esdbclient.End{}}, 1)
 	})
-	if err == nil || ctx.Err() != nil || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrClosed) {
+	if err == nil || ctx.Err() != nil || errors.Is(err, eventstore.ErrUnavailable) || errors.Is(err, eventstore.ErrClosed) {
 		return err
 	}
-	return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	return fmt.Errorf("%w: %v", eventstore.ErrUnavailable, err)
 }
 
 // Close ends every call and subscription, then closes the client.
-func (s *ESDB) Close() error {
+func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -448,9 +458,9 @@ func (s *ESDB) Close() error {
 
 // bind derives a context that also ends, with cause ErrClosed, when the store is closed.
 // The returned function must be called to release it.
-func (s *ESDB) bind(ctx context.Context) (context.Context, context.CancelCauseFunc) {
+func (s *Store) bind(ctx context.Context) (context.Context, context.CancelCauseFunc) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(s.life, func() { cancel(ErrClosed) })
+	stop := context.AfterFunc(s.life, func() { cancel(eventstore.ErrClosed) })
 	return ctx, func(cause error) {
 		stop()
 		cancel(cause)
@@ -458,11 +468,11 @@ func (s *ESDB) bind(ctx context.Context) (context.Context, context.CancelCauseFu
 }
 
 // acquire returns the current client and counts the caller in flight until release.
-func (s *ESDB) acquire() (c *esdb.Client, release func(), err error) {
+func (s *Store) acquire() (c *esdbclient.Client, release func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, nil, ErrClosed
+		return nil, nil, eventstore.ErrClosed
 	}
 	s.inflight.Add(1)
 	return s.client, s.inflight.Done, nil
@@ -471,7 +481,7 @@ func (s *ESDB) acquire() (c *esdb.Client, release func(), err error) {
 // replace swaps a client whose connection loop has given up for a new one, unless another
 // call has done so already. The dead client is not closed: its loop has exited, and closing
 // it could panic a goroutine still trying to reach that loop.
-func (s *ESDB) replace(dead *esdb.Client) bool {
+func (s *Store) replace(dead *esdbclient.Client) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -496,7 +506,7 @@ func (s *ESDB) replace(dead *esdb.Client) bool {
 //
 // A ConnectionClosed answer is retried once on a new client: the library gives it before
 // sending anything, so the retry cannot write twice.
-func (s *ESDB) call(ctx context.Context, stream string, op func(context.Context, *esdb.Client) error) error {
+func (s *Store) call(ctx context.Context, stream string, op func(context.Context, *esdbclient.Client) error) error {
 	for attempt := 0; ; attempt++ {
 		c, release, err := s.acquire()
 		if err != nil {
@@ -518,7 +528,7 @@ func (s *ESDB) call(ctx context.Context, stream string, op func(context.Context,
 		if ctx.Err() != nil {
 			return esdbContextError(ctx)
 		}
-		if attempt == 0 && esdbCode(err) == esdb.ErrorCodeConnectionClosed && s.replace(c) {
+		if attempt == 0 && esdbCode(err) == esdbclient.ErrorCodeConnectionClosed && s.replace(c) {
 			continue
 		}
 		return esdbError(err, stream)
@@ -528,39 +538,39 @@ func (s *ESDB) call(ctx context.Context, stream string, op func(context.Context,
 // esdbContextError is why a bound context ended: ErrClosed if the store closed, else the
 // caller's own ctx.Err().
 func esdbContextError(ctx context.Context) error {
-	if errors.Is(context.Cause(ctx), ErrClosed) {
-		return ErrClosed
+	if errors.Is(context.Cause(ctx), eventstore.ErrClosed) {
+		return eventstore.ErrClosed
 	}
 	return ctx.Err()
 }
 
-func esdbCode(err error) esdb.ErrorCode {
-	var e *esdb.Error
+func esdbCode(err error) esdbclient.ErrorCode {
+	var e *esdbclient.Error
 	if errors.As(err, &e) {
 		return e.Code()
 	}
-	return esdb.ErrorCodeUnknown
+	return esdbclient.ErrorCodeUnknown
 }
 
 // esdbError translates a client error into the contract's. Only the text of the client's
 // error survives, so callers never depend on its types.
 func esdbError(err error, stream string) error {
 	switch esdbCode(err) {
-	case esdb.ErrorCodeWrongExpectedVersion:
-		wrong := &WrongExpectedVersionError{Stream: stream}
+	case esdbclient.ErrorCodeWrongExpectedVersion:
+		wrong := &eventstore.WrongExpectedVersionError{Stream: stream}
 		wrong.Actual, wrong.ActualExists = esdbActualRevision(err)
 		return wrong
-	case esdb.ErrorCodeResourceNotFound, esdb.ErrorCodeStreamDeleted:
-		return fmt.Errorf("%w: %q", ErrStreamNotFound, stream)
-	case esdb.ErrorUnavailable, esdb.ErrorCodeDeadlineExceeded, esdb.ErrorCodeConnectionClosed,
-		esdb.ErrorCodeNotLeader, esdb.ErrorAborted:
-		return fmt.Errorf("%w: eventstoredb: %s", ErrUnavailable, err)
+	case esdbclient.ErrorCodeResourceNotFound, esdbclient.ErrorCodeStreamDeleted:
+		return fmt.Errorf("%w: %q", eventstore.ErrStreamNotFound, stream)
+	case esdbclient.ErrorUnavailable, esdbclient.ErrorCodeDeadlineExceeded, esdbclient.ErrorCodeConnectionClosed,
+		esdbclient.ErrorCodeNotLeader, esdbclient.ErrorAborted:
+		return fmt.Errorf("%w: eventstoredb: %s", eventstore.ErrUnavailable, err)
 	}
 	// Errors the client leaves unclassified may still be the transport's.
 	switch status.Code(err) {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted, codes.Canceled:
 		// Canceled with our context alive: the library closed the connection under the call.
-		return fmt.Errorf("%w: eventstoredb: %s", ErrUnavailable, err)
+		return fmt.Errorf("%w: eventstoredb: %s", eventstore.ErrUnavailable, err)
 	}
 	return fmt.Errorf("eventstore: eventstoredb: %s", err)
 }
@@ -587,13 +597,13 @@ func esdbActualRevision(err error) (uint64, bool) {
 
 // Subscribe follows $all after from, reopening the server subscription whenever it drops.
 // The first one is opened here, so that an unreachable server is reported at once.
-func (s *ESDB) Subscribe(ctx context.Context, from Position) (Subscription, error) {
+func (s *Store) Subscribe(ctx context.Context, from eventstore.Position) (eventstore.Subscription, error) {
 	sctx, cancel := s.bind(ctx)
 	sub := &esdbSubscription{
 		store:  s,
 		cancel: cancel,
 		last:   esdbPosition(from),
-		events: make(chan RecordedEvent),
+		events: make(chan eventstore.RecordedEvent),
 		closed: make(chan struct{}),
 		ended:  make(chan struct{}),
 	}
@@ -610,11 +620,11 @@ func (s *ESDB) Subscribe(ctx context.Context, from Position) (Subscription, erro
 // channel is unbuffered, so last is always the last event Recv returned: reopening from it
 // (and dropping anything at or before it) neither repeats nor skips an event.
 type esdbSubscription struct {
-	store  *ESDB
+	store  *Store
 	cancel context.CancelCauseFunc
 
-	last   esdb.Position // owned by run
-	events chan RecordedEvent
+	last   esdbclient.Position // owned by run
+	events chan eventstore.RecordedEvent
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -623,15 +633,15 @@ type esdbSubscription struct {
 	err   error
 }
 
-var _ Subscription = (*esdbSubscription)(nil)
+var _ eventstore.Subscription = (*esdbSubscription)(nil)
 
-func (sub *esdbSubscription) open(ctx context.Context) (*esdb.Subscription, error) {
-	opts := esdb.SubscribeToAllOptions{
+func (sub *esdbSubscription) open(ctx context.Context) (*esdbclient.Subscription, error) {
+	opts := esdbclient.SubscribeToAllOptions{
 		From:   esdbAllFrom(sub.last),
-		Filter: esdb.ExcludeSystemEventsFilter(),
+		Filter: esdbclient.ExcludeSystemEventsFilter(),
 	}
-	var out *esdb.Subscription
-	err := sub.store.call(ctx, "", func(_ context.Context, c *esdb.Client) error {
+	var out *esdbclient.Subscription
+	err := sub.store.call(ctx, "", func(_ context.Context, c *esdbclient.Client) error {
 		// ctx, not the call's: the subscription outlives the call.
 		var err error
 		out, err = c.SubscribeToAll(ctx, opts)
@@ -644,7 +654,7 @@ func (sub *esdbSubscription) open(ctx context.Context) (*esdb.Subscription, erro
 }
 
 // run delivers from cur, and from each reopened subscription after a drop, until ctx ends.
-func (sub *esdbSubscription) run(ctx context.Context, cur *esdb.Subscription) {
+func (sub *esdbSubscription) run(ctx context.Context, cur *esdbclient.Subscription) {
 	defer close(sub.ended)
 	defer sub.cancel(nil)
 	backoff := esdbBackoffMin
@@ -671,8 +681,8 @@ func (sub *esdbSubscription) run(ctx context.Context, cur *esdb.Subscription) {
 				cur = next
 				break
 			}
-			if errors.Is(err, ErrClosed) {
-				sub.err = ErrClosed
+			if errors.Is(err, eventstore.ErrClosed) {
+				sub.err = eventstore.ErrClosed
 				return
 			}
 		}
@@ -681,7 +691,7 @@ func (sub *esdbSubscription) run(ctx context.Context, cur *esdb.Subscription) {
 
 // pump hands cur's events to Recv until it drops or ctx ends, and reports whether it
 // delivered any. Checkpoints and caught-up notices carry no event and are passed over.
-func (sub *esdbSubscription) pump(ctx context.Context, cur *esdb.Subscription) (delivered bool) {
+func (sub *esdbSubscription) pump(ctx context.Context, cur *esdbclient.Subscription) (delivered bool) {
 	for {
 		msg := cur.Recv()
 		if msg.SubscriptionDropped != nil {
@@ -709,21 +719,21 @@ func (sub *esdbSubscription) pump(ctx context.Context, cur *esdb.Subscription) (
 }
 
 // Recv returns the next event. Its ctx ending leaves the subscription as it is.
-func (sub *esdbSubscription) Recv(ctx context.Context) (RecordedEvent, error) {
+func (sub *esdbSubscription) Recv(ctx context.Context) (eventstore.RecordedEvent, error) {
 	select {
 	case <-sub.closed:
-		return RecordedEvent{}, ErrClosed
+		return eventstore.RecordedEvent{}, eventstore.ErrClosed
 	default:
 	}
 	select {
 	case ev := <-sub.events:
 		return ev, nil
 	case <-sub.closed:
-		return RecordedEvent{}, ErrClosed
+		return eventstore.RecordedEvent{}, eventstore.ErrClosed
 	case <-sub.ended:
-		return RecordedEvent{}, sub.err
+		return eventstore.RecordedEvent{}, sub.err
 	case <-ctx.Done():
-		return RecordedEvent{}, ctx.Err()
+		return eventstore.RecordedEvent{}, ctx.Err()
 	}
 }
 
@@ -731,7 +741,7 @@ func (sub *esdbSubscription) Recv(ctx context.Context) (RecordedEvent, error) {
 func (sub *esdbSubscription) Close() error {
 	sub.closeOnce.Do(func() {
 		close(sub.closed)
-		sub.cancel(ErrClosed)
+		sub.cancel(eventstore.ErrClosed)
 	})
 	return nil
 }

@@ -1,4 +1,4 @@
-package eventstore_test
+package postgres_test
 
 import (
 	"context"
@@ -15,11 +15,12 @@ import (
 
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/eventstore/eventstoretest"
+	"github.com/causeway/causeway/eventstore/postgres"
 	"github.com/causeway/causeway/migrations/migrationstest"
 )
 
 func openPostgres(t *testing.T) eventstore.Store {
-	s, err := eventstore.Open(context.Background(), migrationstest.PostgresURL(t))
+	s, err := postgres.Open(context.Background(), migrationstest.PostgresURL(t))
 	require.NoError(t, err)
 	return s
 }
@@ -37,10 +38,10 @@ func TestPostgresBackendSpecific(t *testing.T) {
 func TestPostgresSubscriptionSeesAnotherProcess(t *testing.T) {
 	url := migrationstest.PostgresURL(t)
 	ctx := context.Background()
-	writer, err := eventstore.Open(ctx, url)
+	writer, err := postgres.Open(ctx, url)
 	require.NoError(t, err)
 	defer writer.Close()
-	reader, err := eventstore.Open(ctx, url)
+	reader, err := postgres.Open(ctx, url)
 	require.NoError(t, err)
 	defer reader.Close()
 	eventstoretest.RequireCrossStoreDelivery(t, writer, reader)
@@ -57,12 +58,12 @@ func TestPostgresNoGapsUnderConcurrentWritersAndRollbacks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	url := migrationstest.PostgresURL(t)
-	s, err := eventstore.OpenPostgres(ctx, url)
+	s, err := postgres.Open(ctx, url)
 	require.NoError(t, err)
 	defer s.Close()
 
 	errRollback := errors.New("injected rollback")
-	eventstore.SetBeforeCommit(s, func(ctx context.Context) error {
+	postgres.SetBeforeCommit(s, func(ctx context.Context) error {
 		r := rand.IntN(100)
 		if r < 10 {
 			return errRollback // 10% of appends roll back after writing their rows

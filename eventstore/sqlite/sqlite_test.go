@@ -1,4 +1,4 @@
-package eventstore_test
+package sqlite_test
 
 import (
 	"context"
@@ -9,10 +9,11 @@ import (
 
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/eventstore/eventstoretest"
+	"github.com/causeway/causeway/eventstore/sqlite"
 )
 
 func openSQLite(t *testing.T) eventstore.Store {
-	s, err := eventstore.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "events.db"))
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "events.db"))
 	require.NoError(t, err)
 	return s
 }
@@ -28,13 +29,13 @@ func TestSQLiteBackendSpecific(t *testing.T) {
 func TestSQLiteReopenKeepsEventsAndSchema(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "nested", "dir", "events.db")
-	s, err := eventstore.Open(ctx, "sqlite://"+path)
+	s, err := sqlite.Open(ctx, path)
 	require.NoError(t, err)
 	res, err := s.Append(ctx, "a-1", eventstore.NoStream, eventstoretest.Events("E", 3)...)
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 
-	s, err = eventstore.Open(ctx, "sqlite://"+path)
+	s, err = sqlite.Open(ctx, path)
 	require.NoError(t, err)
 	defer s.Close()
 	evs, err := s.ReadAll(ctx, eventstore.Start, 10)
@@ -52,10 +53,10 @@ func TestSQLiteSubscriptionSeesAnotherProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	path := filepath.Join(t.TempDir(), "events.db")
-	writer, err := eventstore.Open(ctx, "sqlite://"+path)
+	writer, err := sqlite.Open(ctx, path)
 	require.NoError(t, err)
 	defer writer.Close()
-	reader, err := eventstore.Open(ctx, "sqlite://"+path)
+	reader, err := sqlite.Open(ctx, path)
 	require.NoError(t, err)
 	defer reader.Close()
 	eventstoretest.RequireCrossStoreDelivery(t, writer, reader)

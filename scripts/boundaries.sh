@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Import boundaries, checked by `make lint`. Each rule names packages and an extended regular
+# expression their imports must not match; the script lists every breach and fails if any.
+#
+# usage: scripts/boundaries.sh [RULES_FILE]   (default: the table below)
+#
+# A rule is one line of four fields separated by spaces (the last, WHY, takes the rest):
+#   MODE     deps     every package the named packages depend on, however indirectly
+#            imports  only what the named packages import themselves
+#   PACKAGES a go list pattern (./eventstore is that package alone, ./eventstore/... all under it)
+#   PATTERN  an ERE matched against each import path
+#   WHY      what the rule protects, printed with a breach
+# GOFLAGS reaches go list, so a test can plant a breach with -overlay.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+drivers='^(modernc\.org/sqlite|github\.com/jackc/pgx|github\.com/EventStore/EventStore-Client-Go|github\.com/ClickHouse)(/|$)'
+
+read -r -d '' RULES <<TABLE || true
+imports ./domain/...  \.          domain/ imports only the standard library
+deps    ./eventstore ${drivers} the event store contract imports no database driver
+TABLE
+
+if [ $# -gt 0 ]; then
+	RULES=$(cat "$1")
+fi
+
+GO=${GO:-go}
+failed=0
+while read -r mode pkgs pattern why; do
+	case "$mode" in '' | '#'*) continue ;; esac
+	case "$mode" in
+	deps) list=$($GO list -deps "$pkgs") ;;
+	imports) list=$($GO list -f '{{join .Imports "\n"}}' "$pkgs") ;;
+	*) echo "boundaries: unknown mode $mode in rule: $mode $pkgs $pattern $why" >&2; exit 2 ;;
+	esac
+	rc=0
+	bad=$(printf '%s\n' "$list" | grep -E -- "$pattern") || rc=$?
+	if [ "$rc" -gt 1 ]; then
+		echo "boundaries: pattern $pattern of the rule on $pkgs does not work" >&2
+		exit 2
+	fi
+	if [ -n "$bad" ]; then
+		echo "boundaries: $pkgs breaks a rule ($why), through:" >&2
+		printf '%s\n' "$bad" | sort -u | sed 's/^/  /' >&2
+		failed=1
+	fi
+done <<<"$RULES"
+exit $failed
