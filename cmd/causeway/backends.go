@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"path/filepath"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/causeway/causeway/eventstore"
 	httpapi "github.com/causeway/causeway/http"
 	"github.com/causeway/causeway/migrations"
 	"github.com/causeway/causeway/projections/analytics"
@@ -92,12 +92,8 @@ func openAnalytics(ctx context.Context, cfg Config, log *slog.Logger) (analytics
 
 // redactErr keeps a URL's password out of an error that may quote the URL.
 func redactErr(err error, rawURL string) error {
-	u, perr := url.Parse(rawURL)
-	if perr != nil {
-		return err
-	}
-	pw, ok := u.User.Password()
-	if !ok || pw == "" {
+	pw, ok := eventstore.URLPassword(rawURL)
+	if !ok {
 		return err
 	}
 	return errors.New(strings.ReplaceAll(err.Error(), pw, "xxxxx"))

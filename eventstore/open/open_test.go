@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,4 +47,11 @@ func TestOpenRefusesUnknownURLs(t *testing.T) {
 		assert.Nil(t, s, "a failed open returns a nil Store, not a typed nil")
 		assert.NotContains(t, err.Error(), testPassword)
 	}
+	// A URL that does not parse (a bad port) fails without quoting its password.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := open.Open(ctx, "postgres://admin:"+testPassword+"@127.0.0.1:port/events")
+	require.Error(t, err)
+	assert.Nil(t, s)
+	assert.NotContains(t, err.Error(), testPassword)
 }
