@@ -85,6 +85,12 @@ server_env() {
 # policy on it (high enough never to refuse, but checked on every request) and a cost budget
 # on the workspace (likewise); sets KEY.
 setup() {
+  # Something already answering on the port (a Causeway left running) would take the set-up's
+  # requests, and its admin key is not ours.
+  if curl -fs -o /dev/null "http://127.0.0.1:$PORT/v1/health"; then
+    echo "bench-gateway: something already answers on 127.0.0.1:$PORT; stop it first" >&2
+    exit 1
+  fi
   env "$@" CAUSEWAY_ADDR=127.0.0.1:$PORT "$WORK/causeway" serve 2>"$WORK/setup.log" &
   SETUP_PID=$!
   local ready=
