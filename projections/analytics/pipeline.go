@@ -151,7 +151,7 @@ func (p *Pipeline) Log(rec gateway.LogRecord) {
 		return
 	}
 	p.queue = append(p.queue, rec)
-	full := len(p.queue) == p.behind
+	full := len(p.queue) >= p.behind
 	p.mu.Unlock()
 	p.received.Add(1)
 	// Run takes the queue every FlushInterval, and is woken early only when a batch's worth
