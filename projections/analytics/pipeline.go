@@ -99,7 +99,8 @@ type Pipeline struct {
 	mu     sync.Mutex
 	queue  []gateway.LogRecord // logged, not yet taken by Run
 	closed bool                // the pipeline has stopped taking rows: Log refuses them
-	wake   chan struct{}       // signalled when the queue reaches behind rows
+	wake   chan struct{}       // signalled when the queue holds need rows
+	need   int                 // the rows that complete the batch Run holds (at most behind)
 
 	started  atomic.Bool
 	stop     chan struct{}
@@ -131,6 +132,7 @@ func NewPipeline(w Writer, spool *Spool, opts Options) (*Pipeline, error) {
 		spool:  spool,
 		opts:   opts,
 		behind: max(min(opts.Buffer/4, opts.BatchSize), 1),
+		need:   max(min(opts.Buffer/4, opts.BatchSize), 1),
 		wake:   make(chan struct{}, 1),
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
@@ -151,7 +153,7 @@ func (p *Pipeline) Log(rec gateway.LogRecord) {
 		return
 	}
 	p.queue = append(p.queue, rec)
-	full := len(p.queue) >= p.behind
+	full := len(p.queue) >= p.need
 	p.mu.Unlock()
 	p.received.Add(1)
 	// Run takes the queue every FlushInterval, and is woken early only when a batch's worth
@@ -225,11 +227,13 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			batch = p.add(insertCtx, batch, taken)
 			clear(taken) // the batch holds its rows now, or the writer has them
 			spare = taken[:0]
+			p.needFor(len(batch))
 		case <-tick.C:
 			taken := p.take(spare, false)
 			batch = p.flushAll(insertCtx, p.add(insertCtx, batch, taken))
 			clear(taken)
 			spare = taken[:0]
+			p.needFor(len(batch))
 		case <-p.stop:
 			p.closeAndFlush(insertCtx, batch, spare)
 			cancel()
@@ -240,6 +244,22 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			cancel()
 			drained.Wait()
 			return nil
+		}
+	}
+}
+
+// needFor sets how many queued rows wake Run, now that its batch holds held rows: those that
+// complete the batch (at most behind), so that a batch is inserted as soon as its rows are
+// logged. Rows queued meanwhile may be enough already.
+func (p *Pipeline) needFor(held int) {
+	p.mu.Lock()
+	p.need = max(min(p.behind, p.opts.BatchSize-held), 1)
+	ready := len(p.queue) >= p.need
+	p.mu.Unlock()
+	if ready {
+		select {
+		case p.wake <- struct{}{}:
+		default:
 		}
 	}
 }
