@@ -19,6 +19,7 @@ drivers='^(modernc\.org/sqlite|github\.com/jackc/pgx|github\.com/EventStore/Even
 read -r -d '' RULES <<TABLE || true
 imports ./domain/...  \.          domain/ imports only the standard library
 deps    ./eventstore ${drivers} the event store contract imports no database driver
+deps    ./gateway/... ^github\.com/causeway/causeway/(http|commands|projections)(/|$)|${drivers} the data plane reads only its declared interfaces: no HTTP layer, no commands, no projections, no database driver
 TABLE
 
 if [ $# -gt 0 ]; then
