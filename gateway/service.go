@@ -139,7 +139,9 @@ func newRequestID() string {
 func (s *Service) Serve(ctx context.Context, in Request, out Reply) {
 	now := s.Now()
 	x := &exchange{in: in, start: now, leaves: map[string]*leafAdmission{}, rec: LogRecord{
-		ID: newRequestID(), TraceID: in.TraceID, SpanID: header(in.Header, HeaderSpanID),
+		// The deployment's organisation until the key resolves: a request refused before then
+		// (a method pass-through does not take, an unknown key) is still its organisation's.
+		ID: newRequestID(), OrganisationID: s.Organisation, TraceID: in.TraceID, SpanID: header(in.Header, HeaderSpanID),
 		ParentSpanID: header(in.Header, HeaderParentSpanID), SpanName: header(in.Header, HeaderSpanName),
 		Endpoint: in.Endpoint, Method: in.Method, Path: in.Path, StartedAt: now, LogFormat: "v1", CacheStatus: "DISABLED",
 	}}
@@ -244,7 +246,6 @@ func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error
 // call models: unknown, expired, deleted, of an archived workspace, exhausted, or without the
 // scope completions.write.
 func (s *Service) authenticate(x *exchange) error {
-	x.rec.OrganisationID = s.Organisation // until the key resolves
 	presented, err := PresentedKey(x.in.Header)
 	if err != nil {
 		return err

@@ -76,43 +76,6 @@ func startLogged(t *testing.T, allowed string) (*Main, *syncBuffer) {
 	return m, logs
 }
 
-// hangingServer accepts connections; answer decides what it does with each: nothing (the
-// connection is held, never answered) or hang up after reading the request.
-func hangingServer(t *testing.T, hangUp bool) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-	)
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			if hangUp {
-				_, _ = c.Read(make([]byte, 64<<10))
-				_ = c.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	return ln.Addr().String()
-}
-
 const chatBody = `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`
 
 // A provider's error comes back with its status and its error, marked as the provider's: in
@@ -242,7 +205,7 @@ func TestUnreachableProviderNamesHostAndClass(t *testing.T) {
 	_, closedPort, _ := net.SplitHostPort(closed)
 	tlsServer := httptest.NewTLSServer(http.NotFoundHandler())
 	t.Cleanup(tlsServer.Close)
-	hangUp := hangingServer(t, true)
+	hangUp := providertest.SilentServer(t, true, false)
 
 	for _, tc := range []struct {
 		name, host, want string

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,24 +22,6 @@ import (
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/gateway/providers/providertest"
 )
-
-// lockedBuffer is an output a child process writes to while the test may read it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // readmeBlock is one fenced block of the README: its info string and its text.
 type readmeBlock struct {
@@ -160,7 +141,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 	for k, v := range vars {
 		serve.Env = append(serve.Env, k+"="+v)
 	}
-	serveLog := &lockedBuffer{}
+	serveLog := &syncBuffer{}
 	serve.Stdout, serve.Stderr = serveLog, serveLog
 	require.NoError(t, serve.Start())
 	t.Cleanup(func() {

@@ -156,6 +156,13 @@ func TestRefusalsOfUnknownKeysAreTheOrganisations(t *testing.T) {
 	rowJSON, _ := json.Marshal(row)
 	assert.NotContains(t, string(rowJSON), unknown, "the presented key is not logged")
 
+	// A pass-through refused for its method, before any key is read, is the organisation's too.
+	resp, raw = send(t, http.MethodPatch, g.m.URL()+"/responses/resp_1", `{}`, map[string]string{"x-gateway-api-key": gatewayKey,
+		"x-gateway-provider": "openai", "x-gateway-trace-id": "trace-refused-method"})
+	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "%s", raw)
+	row = g.logRow("trace-refused-method")
+	assert.Equal(t, org, row["organisation_id"], "%v", row)
+
 	resp, _ = send(t, http.MethodGet, g.m.URL()+"/workspaces", "", map[string]string{"x-gateway-api-key": unknown,
 		"x-gateway-trace-id": "trace-unknown-admin"})
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)

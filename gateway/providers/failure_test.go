@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/providers/providertest"
 )
 
 // closedPort is an address on which nothing listens: a port that was just listened on.
@@ -24,47 +24,6 @@ func closedPort(t *testing.T) string {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 	return addr
-}
-
-// silentServer accepts connections and never answers; hangUp accepts, reads the request and
-// closes without a word (with reset: with a TCP RST).
-func silentServer(t *testing.T, hangUp, reset bool) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-	)
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			if !hangUp {
-				mu.Lock()
-				conns = append(conns, c) // held open, never answered, until the test ends
-				mu.Unlock()
-				continue
-			}
-			buf := make([]byte, 4096)
-			_, _ = c.Read(buf)
-			if reset {
-				_ = c.(*net.TCPConn).SetLinger(0)
-			}
-			_ = c.Close()
-		}
-	}()
-	return ln.Addr().String()
 }
 
 // Each class of failure is told apart on real sockets, and its words quote nothing of the
@@ -86,10 +45,10 @@ func TestClassifyFailure(t *testing.T) {
 		{name: "a name that does not resolve", url: "http://causeway-test.invalid/v1", class: providers.FailureDNS, says: "DNS"},
 		{name: "a certificate nobody trusts", url: tlsServer.URL + "/v1", class: providers.FailureTLS, says: "unknown authority"},
 		{name: "TLS spoken to a plain HTTP server", url: strings.Replace(plain.URL, "http://", "https://", 1), class: providers.FailureTLS, says: "did not answer in TLS"},
-		{name: "a server that never answers", url: "http://" + silentServer(t, false, false) + "/v1", timeout: 200 * time.Millisecond,
+		{name: "a server that never answers", url: "http://" + providertest.SilentServer(t, false, false) + "/v1", timeout: 200 * time.Millisecond,
 			class: providers.FailureTimeout, says: "no answer in time"},
-		{name: "a server that hangs up", url: "http://" + silentServer(t, true, false) + "/v1", class: providers.FailureReset, says: "reset or closed"},
-		{name: "a server that resets the connection", url: "http://" + silentServer(t, true, true) + "/v1", class: providers.FailureReset, says: "reset or closed"},
+		{name: "a server that hangs up", url: "http://" + providertest.SilentServer(t, true, false) + "/v1", class: providers.FailureReset, says: "reset or closed"},
+		{name: "a server that resets the connection", url: "http://" + providertest.SilentServer(t, true, true) + "/v1", class: providers.FailureReset, says: "reset or closed"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,7 +72,7 @@ func TestClassifyFailure(t *testing.T) {
 	t.Run("a context deadline is a timeout", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+silentServer(t, false, false)+"/", nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+providertest.SilentServer(t, false, false)+"/", nil)
 		require.NoError(t, err)
 		_, err = http.DefaultClient.Do(req)
 		require.Error(t, err)
