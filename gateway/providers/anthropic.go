@@ -143,7 +143,7 @@ func (a *Anthropic) do(ctx context.Context, t Target, c Call, body []byte) (*htt
 	if err != nil {
 		return nil, &ConnectionError{Provider: anthropicName, Reason: "its base URL is not a valid URL", Err: errors.New("the base URL is not a valid URL")}
 	}
-	forwardHeaders(req.Header, c.Header, false)
+	ForwardHeaders(req.Header, c.Header, false)
 	req.Header.Set("Content-Type", "application/json")
 	a.authorize(req.Header, t)
 	resp, err := moreSend(ctx, moreClient(t, a.client), anthropicName, t.APIKey, req)
@@ -572,12 +572,12 @@ func anthropicTranslate(msg *anthropicMessageResponse, tr anthropicTranslation) 
 func anthropicUpstreamError(ctx context.Context, t Target, resp *http.Response) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil && ctx.Err() != nil {
-		return transportError(ctx, anthropicName, err, t.APIKey)
+		return TransportError(ctx, anthropicName, err, t.APIKey)
 	}
 	return &UpstreamError{
 		Status:     resp.StatusCode,
 		RetryAfter: RetryAfter(resp.Header, time.Now()),
-		Body:       ProviderErrorBody(anthropicName, resp.StatusCode, scrub(raw, t.APIKey)),
+		Body:       ProviderErrorBody(anthropicName, resp.StatusCode, Scrub(raw, t.APIKey)),
 		Provider:   anthropicName,
 	}
 }
@@ -686,13 +686,13 @@ func (s *anthropicStream) Next() ([]byte, error) {
 
 func (s *anthropicStream) readError(err error) error {
 	if s.ctx.Err() != nil {
-		return transportError(s.ctx, anthropicName, err, s.key)
+		return TransportError(s.ctx, anthropicName, err, s.key)
 	}
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
 	}
 	return &ConnectionError{Provider: anthropicName,
-		Err: fmt.Errorf("the stream ended before message_stop: %w", redactError(err, s.key))}
+		Err: fmt.Errorf("the stream ended before message_stop: %w", RedactError(err, s.key))}
 }
 
 func (s *anthropicStream) handle(ev sse.Event) error {
@@ -755,7 +755,7 @@ func (s *anthropicStream) handle(ev sse.Event) error {
 				etype = e.Error.Type
 			}
 			if e.Error.Message != "" {
-				msg = string(scrub([]byte(e.Error.Message), s.key))
+				msg = string(Scrub([]byte(e.Error.Message), s.key))
 			}
 		}
 		return &UpstreamError{Status: anthropicErrorStatus(etype), Provider: anthropicName, Body: moreErrorBody(msg, etype, nil)}

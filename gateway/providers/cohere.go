@@ -127,9 +127,9 @@ func (p *Cohere) Rerank(ctx context.Context, t Target, c Call) (*Response, error
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v2/rerank", bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("cohere: building the request: %w", redactError(err, t.APIKey))
+		return nil, fmt.Errorf("cohere: building the request: %w", RedactError(err, t.APIKey))
 	}
-	forwardHeaders(req.Header, c.Header, false)
+	ForwardHeaders(req.Header, c.Header, false)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	if t.APIKey != "" {
@@ -141,12 +141,12 @@ func (p *Cohere) Rerank(ctx context.Context, t Target, c Call) (*Response, error
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, transportError(ctx, "cohere", err, t.APIKey)
+		return nil, TransportError(ctx, "cohere", err, t.APIKey)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, NewUpstreamError("cohere", resp, t.APIKey)
 	}
-	answer, err := readAnswer(ctx, "cohere", resp, t.APIKey)
+	answer, err := ReadAnswer(ctx, "cohere", resp, t.APIKey)
 	if err != nil {
 		return nil, err
 	}

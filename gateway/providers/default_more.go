@@ -272,7 +272,7 @@ func moreClient(t Target, own *http.Client) *http.Client {
 func moreSend(ctx context.Context, client *http.Client, provider, key string, req *http.Request) (*http.Response, error) {
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, transportError(ctx, provider, err, key)
+		return nil, TransportError(ctx, provider, err, key)
 	}
 	return resp, nil
 }
@@ -281,7 +281,7 @@ func moreSend(ctx context.Context, client *http.Client, provider, key string, re
 func moreReadBody(ctx context.Context, t Target, provider string, resp *http.Response) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, moreMaxBody+1))
 	if err != nil {
-		return nil, transportError(ctx, provider, err, t.APIKey)
+		return nil, TransportError(ctx, provider, err, t.APIKey)
 	}
 	if len(body) > moreMaxBody {
 		return nil, &UpstreamError{Status: http.StatusBadGateway, Provider: provider,
@@ -322,7 +322,7 @@ func morePassThroughRequest(ctx context.Context, base string, c Call) (*http.Req
 	if err != nil {
 		return nil, domain.Invalid("path", "the path does not make a valid URL")
 	}
-	forwardHeaders(req.Header, c.Header, false)
+	ForwardHeaders(req.Header, c.Header, false)
 	if len(c.Body) > 0 && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -41,7 +41,7 @@ func NewUpstreamError(provider string, resp *http.Response, apiKey string) *Upst
 	return &UpstreamError{
 		Status:     resp.StatusCode,
 		RetryAfter: RetryAfter(resp.Header, time.Now()),
-		Body:       ProviderErrorBody(provider, resp.StatusCode, scrub(body, apiKey)),
+		Body:       ProviderErrorBody(provider, resp.StatusCode, Scrub(body, apiKey)),
 		Provider:   provider,
 	}
 }
@@ -288,12 +288,12 @@ func text(raw json.RawMessage) string {
 	return s
 }
 
-// transportError classifies a failure to get an answer. A caller that gave up gets its
+// TransportError classifies a failure to get an answer. A caller that gave up gets its
 // context's error; a deadline (the request timeout) is a timed-out ConnectionError that still
 // unwraps to context.DeadlineExceeded; anything else (DNS, refused, TLS, reset) is a
 // ConnectionError, with Timeout when the network said so. The request URL's query and any
 // echo of apiKey are removed, so that no credential reaches a log or a client.
-func transportError(ctx context.Context, provider string, err error, apiKey string) error {
+func TransportError(ctx context.Context, provider string, err error, apiKey string) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(ctxErr, context.DeadlineExceeded) {
 			return &ConnectionError{Provider: provider, Host: hostOf(err), Timeout: true, Err: ctxErr}
@@ -302,12 +302,12 @@ func transportError(ctx context.Context, provider string, err error, apiKey stri
 	}
 	var netErr net.Error
 	timeout := errors.As(err, &netErr) && netErr.Timeout()
-	return &ConnectionError{Provider: provider, Host: hostOf(err), Timeout: timeout, Err: redactError(err, apiKey)}
+	return &ConnectionError{Provider: provider, Host: hostOf(err), Timeout: timeout, Err: RedactError(err, apiKey)}
 }
 
-// redactError strips the query and user info from a url.Error's URL (some providers take the
+// RedactError strips the query and user info from a url.Error's URL (some providers take the
 // key in the query) and replaces apiKey in the message, keeping Timeout and Unwrap working.
-func redactError(err error, apiKey string) error {
+func RedactError(err error, apiKey string) error {
 	var uerr *url.Error
 	if errors.As(err, &uerr) {
 		if u, perr := url.Parse(uerr.URL); perr == nil {
@@ -336,19 +336,21 @@ func (e *scrubbedError) Timeout() bool {
 	return errors.As(e.err, &netErr) && netErr.Timeout()
 }
 
-func scrub(body []byte, apiKey string) []byte {
+// Scrub replaces apiKey wherever body quotes it (some providers echo the credential they
+// refused).
+func Scrub(body []byte, apiKey string) []byte {
 	if apiKey == "" || !bytes.Contains(body, []byte(apiKey)) {
 		return body
 	}
 	return bytes.ReplaceAll(body, []byte(apiKey), []byte(redacted))
 }
 
-// readAnswer reads a whole 2xx answer, bounded.
-func readAnswer(ctx context.Context, provider string, resp *http.Response, apiKey string) ([]byte, error) {
+// ReadAnswer reads (and closes) a whole 2xx answer, bounded.
+func ReadAnswer(ctx context.Context, provider string, resp *http.Response, apiKey string) ([]byte, error) {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBody+1))
 	if err != nil {
-		return nil, transportError(ctx, provider, err, apiKey)
+		return nil, TransportError(ctx, provider, err, apiKey)
 	}
 	if len(body) > maxAnswerBody {
 		return nil, &ConnectionError{Provider: provider, Reason: "its answer is larger than 256 MiB", Err: errors.New("answer larger than 256 MiB")}
@@ -379,10 +381,10 @@ var hopByHop = map[string]bool{
 	"Authorization": true, "Api-Key": true, "X-Api-Key": true, "X-Goog-Api-Key": true,
 }
 
-// forwardHeaders copies the client's forwarded headers into dst, leaving out x-gateway-*,
+// ForwardHeaders copies the client's forwarded headers into dst, leaving out x-gateway-*,
 // hop-by-hop and credential headers; keepEncoding keeps Accept-Encoding (pass-through returns
 // the body unread, so it may stay compressed; every other call parses the answer).
-func forwardHeaders(dst, src http.Header, keepEncoding bool) {
+func ForwardHeaders(dst, src http.Header, keepEncoding bool) {
 	for name, values := range src {
 		canon := http.CanonicalHeaderKey(name)
 		if hopByHop[canon] || strings.HasPrefix(canon, "X-Gateway-") ||

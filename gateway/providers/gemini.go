@@ -143,7 +143,7 @@ func (g *Gemini) do(ctx context.Context, t Target, c Call, model, method, query 
 	if err != nil {
 		return nil, &ConnectionError{Provider: geminiName, Reason: "its base URL is not a valid URL", Err: errors.New("the base URL is not a valid URL")}
 	}
-	forwardHeaders(req.Header, c.Header, false)
+	ForwardHeaders(req.Header, c.Header, false)
 	req.Header.Set("Content-Type", "application/json")
 	// The key goes in a header, never the query, so that no URL (in a log or an error) holds it
 	// (https://ai.google.dev/gemini-api/docs/api-key).
@@ -725,13 +725,13 @@ func (e *geminiError) upstream(status int, key string) *UpstreamError {
 		code = e.Status
 	}
 	return &UpstreamError{Status: status, RetryAfter: e.retryDelay(), Provider: geminiName,
-		Body: moreErrorBody(string(scrub([]byte(msg), key)), geminiErrorType(e.Status, status), code)}
+		Body: moreErrorBody(string(Scrub([]byte(msg), key)), geminiErrorType(e.Status, status), code)}
 }
 
 func geminiUpstreamError(ctx context.Context, t Target, resp *http.Response) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil && ctx.Err() != nil {
-		return transportError(ctx, geminiName, err, t.APIKey)
+		return TransportError(ctx, geminiName, err, t.APIKey)
 	}
 	var eb struct {
 		Error geminiError `json:"error"`
@@ -739,7 +739,7 @@ func geminiUpstreamError(ctx context.Context, t Target, resp *http.Response) err
 	if json.Unmarshal(raw, &eb) != nil || eb.Error.Message == "" {
 		// Not Google's error shape (a proxy's page, a bare text): the provider's words, wrapped.
 		return &UpstreamError{Status: resp.StatusCode, RetryAfter: RetryAfter(resp.Header, time.Now()), Provider: geminiName,
-			Body: ProviderErrorBody(geminiName, resp.StatusCode, scrub(raw, t.APIKey))}
+			Body: ProviderErrorBody(geminiName, resp.StatusCode, Scrub(raw, t.APIKey))}
 	}
 	ue := eb.Error.upstream(resp.StatusCode, t.APIKey)
 	if ra := RetryAfter(resp.Header, time.Now()); ra > 0 {
@@ -809,7 +809,7 @@ func (s *geminiStream) Next() ([]byte, error) {
 // end decides what the end of the upstream stream means.
 func (s *geminiStream) end(err error) error {
 	if s.ctx.Err() != nil {
-		return transportError(s.ctx, geminiName, err, s.key)
+		return TransportError(s.ctx, geminiName, err, s.key)
 	}
 	if errors.Is(err, io.EOF) && s.complete() {
 		if s.tr.includeUsage {
@@ -822,7 +822,7 @@ func (s *geminiStream) end(err error) error {
 		err = io.ErrUnexpectedEOF
 	}
 	return &ConnectionError{Provider: geminiName,
-		Err: fmt.Errorf("the stream ended before every candidate finished: %w", redactError(err, s.key))}
+		Err: fmt.Errorf("the stream ended before every candidate finished: %w", RedactError(err, s.key))}
 }
 
 func (s *geminiStream) complete() bool {

@@ -148,7 +148,7 @@ func (p *OpenAICompatible) whole(ctx context.Context, t Target, c Call, path str
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, NewUpstreamError(p.name, resp, t.APIKey)
 	}
-	answer, err := readAnswer(ctx, p.name, resp, t.APIKey)
+	answer, err := ReadAnswer(ctx, p.name, resp, t.APIKey)
 	if err != nil {
 		return nil, err
 	}
@@ -182,12 +182,12 @@ func (p *OpenAICompatible) stream(ctx context.Context, t Target, c Call, path st
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
 		// A provider that refuses a stream after all sometimes says so in a JSON 200.
 		defer cancel()
-		answer, err := readAnswer(ctx, p.name, resp, t.APIKey)
+		answer, err := ReadAnswer(ctx, p.name, resp, t.APIKey)
 		if err != nil {
 			return nil, err
 		}
 		return nil, &UpstreamError{Status: http.StatusBadGateway, Provider: p.name,
-			Body: ProviderErrorBody(p.name, http.StatusBadGateway, scrub(answer, t.APIKey))}
+			Body: ProviderErrorBody(p.name, http.StatusBadGateway, Scrub(answer, t.APIKey))}
 	}
 	return newChunkStream(ctx, cancel, p.name, t.APIKey, resp.Body, hideUsage), nil
 }
@@ -215,9 +215,9 @@ func (p *OpenAICompatible) post(ctx context.Context, t Target, c Call, path stri
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("%s: building the request: %w", p.name, redactError(err, t.APIKey))
+		return nil, fmt.Errorf("%s: building the request: %w", p.name, RedactError(err, t.APIKey))
 	}
-	forwardHeaders(req.Header, c.Header, false)
+	ForwardHeaders(req.Header, c.Header, false)
 	req.Header.Set("Content-Type", "application/json")
 	p.authorize(req.Header, t)
 	return p.send(ctx, t, req)
@@ -230,13 +230,13 @@ func (p *OpenAICompatible) send(ctx context.Context, t Target, req *http.Request
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, transportError(ctx, p.name, err, t.APIKey)
+		return nil, TransportError(ctx, p.name, err, t.APIKey)
 	}
 	return resp, nil
 }
 
 // authorize sets the Target's credential the provider's way; the client's own Authorization
-// never reaches the provider (forwardHeaders drops it).
+// never reaches the provider (ForwardHeaders drops it).
 func (p *OpenAICompatible) authorize(h http.Header, t Target) {
 	if t.APIKey != "" {
 		if p.d.apiKeyHeader != "" {
@@ -378,9 +378,9 @@ func (p *OpenAICompatible) PassThrough(ctx context.Context, t Target, c Call) (*
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, body)
 	if err != nil {
-		return nil, fmt.Errorf("%s: building the request: %w", p.name, redactError(err, t.APIKey))
+		return nil, fmt.Errorf("%s: building the request: %w", p.name, RedactError(err, t.APIKey))
 	}
-	forwardHeaders(req.Header, c.Header, true)
+	ForwardHeaders(req.Header, c.Header, true)
 	if len(c.Body) > 0 && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -683,7 +683,7 @@ func hasUsageObject(data []byte) bool {
 // else as a ConnectionError saying how far the stream got.
 func (s *chunkStream) cut(err error) error {
 	if s.ctx.Err() != nil {
-		return transportError(s.ctx, s.provider, err, s.apiKey)
+		return TransportError(s.ctx, s.provider, err, s.apiKey)
 	}
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
@@ -691,7 +691,7 @@ func (s *chunkStream) cut(err error) error {
 			Err: fmt.Errorf("the stream ended after %d chunks without [DONE]: %w", s.chunks, err)}
 	}
 	return &ConnectionError{Provider: s.provider,
-		Err: fmt.Errorf("the stream failed after %d chunks: %w", s.chunks, redactError(err, s.apiKey))}
+		Err: fmt.Errorf("the stream failed after %d chunks: %w", s.chunks, RedactError(err, s.apiKey))}
 }
 
 // inBandError recognises an error sent inside the stream (a chunk {"error":{...}}, or an
@@ -704,7 +704,7 @@ func (s *chunkStream) inBandError(name string, data []byte) *UpstreamError {
 		return nil
 	}
 	return &UpstreamError{Status: http.StatusBadGateway, Provider: s.provider,
-		Body: ProviderErrorBody(s.provider, http.StatusBadGateway, scrub(data, s.apiKey))}
+		Body: ProviderErrorBody(s.provider, http.StatusBadGateway, Scrub(data, s.apiKey))}
 }
 
 // captureUsage keeps the usage a chunk reports (OpenAI: the last chunk's usage; Groq: also
