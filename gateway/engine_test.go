@@ -12,12 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/providers/all"
 	"github.com/causeway/causeway/gateway/providers/providertest"
 )
 
 // The engine runs against the real OpenAI-compatible adapter and local stand-ins.
 func testEngine() *Engine {
-	return &Engine{Providers: providers.NewRegistry(providers.Default()),
+	return &Engine{Providers: providers.NewRegistry(all.Default()),
 		Sleep: func(context.Context, time.Duration) error { return nil }}
 }
 

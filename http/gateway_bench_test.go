@@ -14,6 +14,7 @@ import (
 	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/gateway/egress"
 	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/providers/all"
 	"github.com/causeway/causeway/gateway/providers/providertest"
 	"github.com/causeway/causeway/ledger"
 	ledgersqlite "github.com/causeway/causeway/ledger/sqlite"
@@ -54,7 +55,7 @@ func BenchmarkGatewayChat(b *testing.B) {
 	defer func() { _ = book.Close(context.Background()) }()
 
 	svc := &gateway.Service{Index: api.Index, Directory: api.Index, Ledger: book, Logs: discardSink{},
-		Engine:  &gateway.Engine{Providers: providers.NewRegistry(providers.Default())},
+		Engine:  &gateway.Engine{Providers: providers.NewRegistry(all.Default())},
 		Limiter: gateway.NewLimiter(time.Now), Now: time.Now, MaxBody: 1 << 20, Egress: guard, CustomHostClient: guard.Client(0)}
 	g := &Gateway{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Service: svc}
 	h := withTraceID(g.endpoint(providers.EndpointChat))

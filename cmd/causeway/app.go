@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -26,6 +25,7 @@ import (
 	"github.com/causeway/causeway/gateway/egress"
 	"github.com/causeway/causeway/gateway/pricing"
 	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/providers/all"
 	httpapi "github.com/causeway/causeway/http"
 	"github.com/causeway/causeway/ledger"
 	"github.com/causeway/causeway/projections"
@@ -240,8 +240,7 @@ func (m *Main) startGateway(admin *httpapi.Admin) (*httpapi.Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CAUSEWAY_ALLOWED_HOSTS: %w", err)
 	}
-	adapters := providers.Default()
-	maps.Copy(adapters, providers.More())
+	adapters := all.Default()
 	sink, err := m.startLogPipeline()
 	if err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ import (
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/gateway/pricing"
 	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/providers/all"
 	"github.com/causeway/causeway/projections"
 )
 
@@ -125,10 +126,7 @@ func newBook(t testing.TB, cfg pricing.Config, opts pricing.Options) *pricing.Bo
 func TestShippedPricesCoverEveryProvider(t *testing.T) {
 	b := newBook(t, pricing.Config{}, pricing.Options{})
 	names := map[string]bool{}
-	for n := range providers.Default() {
-		names[n] = true
-	}
-	for n := range providers.More() {
+	for n := range all.Default() {
 		names[n] = true
 	}
 	require.NotEmpty(t, names)

@@ -2,6 +2,7 @@ package providers_test
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -13,8 +14,25 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/providers/all"
 	"github.com/causeway/causeway/gateway/providers/providertest"
 )
+
+// testKey is the provider credential of every Target; no error may ever show it.
+const testKey = "sk-test-SECRET-9f8e7d6c5b4a"
+
+const chatBody = `{"model":"gpt-4o","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Say hello to the gateway"}]}`
+
+func adapter(t *testing.T, name string) providers.Provider {
+	t.Helper()
+	p, ok := all.Default()[name]
+	require.True(t, ok, "Default() serves %s", name)
+	return p
+}
+
+func chatCall(body string) providers.Call {
+	return providers.Call{Endpoint: providers.EndpointChat, Model: "gpt-4o", Body: json.RawMessage(body)}
+}
 
 // closedPort is an address on which nothing listens: a port that was just listened on.
 func closedPort(t *testing.T) string {

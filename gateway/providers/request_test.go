@@ -95,6 +95,13 @@ func TestCallWithOverrides(t *testing.T) {
 	})
 }
 
+func reranker(t *testing.T) providers.Reranker {
+	t.Helper()
+	r, ok := adapter(t, "cohere").(providers.Reranker)
+	require.True(t, ok)
+	return r
+}
+
 // TestTranslatingAdaptersReadTheModel: an adapter that translates builds its provider's request
 // from the parsed request the call carries; it does not read Body again.
 func TestTranslatingAdaptersReadTheModel(t *testing.T) {

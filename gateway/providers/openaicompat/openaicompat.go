@@ -1,4 +1,4 @@
-package providers
+package openaicompat
 
 import (
 	"bytes"
@@ -16,90 +16,98 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/gateway/openai"
+	"github.com/causeway/causeway/gateway/providers"
 	"github.com/causeway/causeway/gateway/sse"
 )
 
-// dialect is what sets one OpenAI-compatible provider apart from OpenAI.
-type dialect struct {
-	// baseURL is the default base; empty: the Target must carry one (self-hosted servers).
-	baseURL string
-	// apiKeyHeader, when set, carries the key bare in that header (Azure's api-key) instead of
+// Dialect is what sets one OpenAI-compatible provider apart from OpenAI.
+type Dialect struct {
+	// BaseURL is the default base; empty: the Target must carry one (self-hosted servers).
+	BaseURL string
+	// APIKeyHeader, when set, carries the key bare in that header (Azure's api-key) instead of
 	// Authorization: Bearer.
-	apiKeyHeader string
-	// suffix is appended to a Target's base URL that lacks it (Ollama serves OpenAI's API
+	APIKeyHeader string
+	// Suffix is appended to a Target's base URL that lacks it (Ollama serves OpenAI's API
 	// under /v1 beside its own).
-	suffix string
-	// streamOptions says what becomes of stream_options on a stream.
-	streamOptions streamOptionsPolicy
-	// azure: deployment-scoped URLs with an api-version query.
-	azure bool
+	Suffix string
+	// StreamOptions says what becomes of stream_options on a stream.
+	StreamOptions StreamOptionsPolicy
+	// Azure: deployment-scoped URLs with an api-version query.
+	Azure bool
 }
 
 // dialects are the providers that speak OpenAI's API, with their documented base URLs.
-var dialects = map[string]dialect{
-	"openai":       {baseURL: "https://api.openai.com/v1"},
-	"azure-openai": {apiKeyHeader: "api-key", azure: true},
-	"groq":         {baseURL: "https://api.groq.com/openai/v1"},
+var dialects = map[string]Dialect{
+	"openai":       {BaseURL: "https://api.openai.com/v1"},
+	"azure-openai": {APIKeyHeader: "api-key", Azure: true},
+	"groq":         {BaseURL: "https://api.groq.com/openai/v1"},
 	// Mistral validates bodies strictly and sends usage in its last chunk on its own.
-	"mistral-ai":   {baseURL: "https://api.mistral.ai/v1", streamOptions: keepStreamOptions},
-	"together-ai":  {baseURL: "https://api.together.xyz/v1"},
-	"fireworks-ai": {baseURL: "https://api.fireworks.ai/inference/v1"},
-	"deepseek":     {baseURL: "https://api.deepseek.com/v1"},
-	"openrouter":   {baseURL: "https://openrouter.ai/api/v1"},
+	"mistral-ai":   {BaseURL: "https://api.mistral.ai/v1", StreamOptions: KeepStreamOptions},
+	"together-ai":  {BaseURL: "https://api.together.xyz/v1"},
+	"fireworks-ai": {BaseURL: "https://api.fireworks.ai/inference/v1"},
+	"deepseek":     {BaseURL: "https://api.deepseek.com/v1"},
+	"openrouter":   {BaseURL: "https://openrouter.ai/api/v1"},
 	"vllm":         {},
-	"ollama":       {suffix: "/v1"},
+	"ollama":       {Suffix: "/v1"},
 }
 
-// streamOptionsPolicy: what a stream's stream_options become upstream.
-type streamOptionsPolicy int
+// StreamOptionsPolicy: what a stream's stream_options become upstream.
+type StreamOptionsPolicy int
 
 const (
-	// askStreamUsage adds include_usage when the client did not ask (OpenAI's default).
-	askStreamUsage streamOptionsPolicy = iota
-	// keepStreamOptions sends the client's as they are: the provider reports usage unasked.
-	keepStreamOptions
-	// dropStreamOptions removes them: the provider refuses the field.
-	dropStreamOptions
+	// AskStreamUsage adds include_usage when the client did not ask (OpenAI's default).
+	AskStreamUsage StreamOptionsPolicy = iota
+	// KeepStreamOptions sends the client's as they are: the provider reports usage unasked.
+	KeepStreamOptions
+	// DropStreamOptions removes them: the provider refuses the field.
+	DropStreamOptions
 )
 
 // AzureDefaultAPIVersion is used when a Target names none: the latest generally available
 // version of Azure OpenAI's data-plane inference API.
 const AzureDefaultAPIVersion = "2024-10-21"
 
-// OpenAICompatible is the adapter for OpenAI and every provider that speaks its dialect. The
-// body goes out as the client sent it (OpenAI's JSON is the gateway's own), except for the
+// Adapter is the adapter for OpenAI and every provider that speaks its dialect. The body goes
+// out as the client sent it (OpenAI's JSON is the gateway's own), except for the
 // model, the stream flag, stream usage and, in strict mode, fields OpenAI does not define; the
 // answer comes back unchanged.
-type OpenAICompatible struct {
+type Adapter struct {
 	name   string
-	d      dialect
+	d      Dialect
 	client *http.Client
 }
 
 var (
-	_ Provider           = (*OpenAICompatible)(nil)
-	_ ChatStreamer       = (*OpenAICompatible)(nil)
-	_ Completer          = (*OpenAICompatible)(nil)
-	_ CompletionStreamer = (*OpenAICompatible)(nil)
-	_ Embedder           = (*OpenAICompatible)(nil)
-	_ PassThrougher      = (*OpenAICompatible)(nil)
+	_ providers.Provider           = (*Adapter)(nil)
+	_ providers.ChatStreamer       = (*Adapter)(nil)
+	_ providers.Completer          = (*Adapter)(nil)
+	_ providers.CompletionStreamer = (*Adapter)(nil)
+	_ providers.Embedder           = (*Adapter)(nil)
+	_ providers.PassThrougher      = (*Adapter)(nil)
 )
 
-// NewOpenAICompatible returns the adapter for name, one of OpenAICompatibleNames. client is
-// used when a Target carries none; nil: NewClient().
-func NewOpenAICompatible(name string, client *http.Client) (*OpenAICompatible, error) {
+// New returns the adapter for name, one of Names. client is used when a Target carries none;
+// nil: providers.NewClient().
+func New(name string, client *http.Client) (*Adapter, error) {
 	d, ok := dialects[name]
 	if !ok {
 		return nil, fmt.Errorf("providers: %q is not an OpenAI-compatible provider", name)
 	}
-	if client == nil {
-		client = NewClient()
-	}
-	return &OpenAICompatible{name: name, d: d, client: client}, nil
+	return Custom(name, d, client), nil
 }
 
-// OpenAICompatibleNames lists the providers NewOpenAICompatible serves.
-func OpenAICompatibleNames() []string {
+// Custom returns the adapter of a provider that speaks OpenAI's dialect under a name that is
+// not one of Names (Cohere's Compatibility API). client is used when a Target carries none;
+// nil: providers.NewClient().
+func Custom(name string, d Dialect, client *http.Client) *Adapter {
+	if client == nil {
+		client = providers.NewClient()
+	}
+	return &Adapter{name: name, d: d, client: client}
+}
+
+// Names lists the providers New serves.
+func Names() []string {
 	out := make([]string, 0, len(dialects))
 	for n := range dialects {
 		out = append(out, n)
@@ -107,37 +115,50 @@ func OpenAICompatibleNames() []string {
 	return out
 }
 
+// All returns the adapter of every provider of Names, sharing client (nil:
+// providers.NewClient()).
+func All(client *http.Client) []*Adapter {
+	if client == nil {
+		client = providers.NewClient()
+	}
+	out := make([]*Adapter, 0, len(dialects))
+	for name, d := range dialects {
+		out = append(out, Custom(name, d, client))
+	}
+	return out
+}
+
 // Name is the provider's name.
-func (p *OpenAICompatible) Name() string { return p.name }
+func (p *Adapter) Name() string { return p.name }
 
 // Chat is POST /chat/completions.
-func (p *OpenAICompatible) Chat(ctx context.Context, t Target, c Call) (*Response, error) {
+func (p *Adapter) Chat(ctx context.Context, t providers.Target, c providers.Call) (*providers.Response, error) {
 	return p.whole(ctx, t, c, "/chat/completions", chatFields)
 }
 
 // Complete is POST /completions.
-func (p *OpenAICompatible) Complete(ctx context.Context, t Target, c Call) (*Response, error) {
+func (p *Adapter) Complete(ctx context.Context, t providers.Target, c providers.Call) (*providers.Response, error) {
 	return p.whole(ctx, t, c, "/completions", completionFields)
 }
 
 // Embed is POST /embeddings.
-func (p *OpenAICompatible) Embed(ctx context.Context, t Target, c Call) (*Response, error) {
+func (p *Adapter) Embed(ctx context.Context, t providers.Target, c providers.Call) (*providers.Response, error) {
 	return p.whole(ctx, t, c, "/embeddings", embeddingFields)
 }
 
 // ChatStream is POST /chat/completions with stream=true.
-func (p *OpenAICompatible) ChatStream(ctx context.Context, t Target, c Call) (Stream, error) {
+func (p *Adapter) ChatStream(ctx context.Context, t providers.Target, c providers.Call) (providers.Stream, error) {
 	return p.stream(ctx, t, c, "/chat/completions", chatFields)
 }
 
 // CompleteStream is POST /completions with stream=true.
-func (p *OpenAICompatible) CompleteStream(ctx context.Context, t Target, c Call) (Stream, error) {
+func (p *Adapter) CompleteStream(ctx context.Context, t providers.Target, c providers.Call) (providers.Stream, error) {
 	return p.stream(ctx, t, c, "/completions", completionFields)
 }
 
 // whole sends a call whose answer is read at once.
-func (p *OpenAICompatible) whole(ctx context.Context, t Target, c Call, path string, fields map[string]bool) (*Response, error) {
-	body, _, err := prepareBody(c, t.StrictOpenAI, fields, false, keepStreamOptions)
+func (p *Adapter) whole(ctx context.Context, t providers.Target, c providers.Call, path string, fields map[string]bool) (*providers.Response, error) {
+	body, _, err := prepareBody(c, t.StrictOpenAI, fields, false, KeepStreamOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -146,15 +167,15 @@ func (p *OpenAICompatible) whole(ctx context.Context, t Target, c Call, path str
 		return nil, err
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, NewUpstreamError(p.name, resp, t.APIKey)
+		return nil, providers.NewUpstreamError(p.name, resp, t.APIKey)
 	}
-	answer, err := ReadAnswer(ctx, p.name, resp, t.APIKey)
+	answer, err := providers.ReadAnswer(ctx, p.name, resp, t.APIKey)
 	if err != nil {
 		return nil, err
 	}
-	return &Response{
+	return &providers.Response{
 		Status: resp.StatusCode,
-		Header: answerHeaders(resp.Header),
+		Header: AnswerHeaders(resp.Header),
 		Body:   answer,
 		Usage:  usageOf(answer),
 	}, nil
@@ -164,7 +185,7 @@ func (p *OpenAICompatible) whole(ctx context.Context, t Target, c Call, path str
 // the provider accepts it, so the request log has it; when the client did not ask, the
 // usage-only last chunk OpenAI then adds is read for its usage and not yielded, so the client
 // sees the stream it asked for.
-func (p *OpenAICompatible) stream(ctx context.Context, t Target, c Call, path string, fields map[string]bool) (Stream, error) {
+func (p *Adapter) stream(ctx context.Context, t providers.Target, c providers.Call, path string, fields map[string]bool) (providers.Stream, error) {
 	body, hideUsage, err := prepareBody(c, t.StrictOpenAI, fields, true, p.streamOptions(t))
 	if err != nil {
 		return nil, err
@@ -177,17 +198,17 @@ func (p *OpenAICompatible) stream(ctx context.Context, t Target, c Call, path st
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer cancel() // after the error body is read
-		return nil, NewUpstreamError(p.name, resp, t.APIKey)
+		return nil, providers.NewUpstreamError(p.name, resp, t.APIKey)
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
 		// A provider that refuses a stream after all sometimes says so in a JSON 200.
 		defer cancel()
-		answer, err := ReadAnswer(ctx, p.name, resp, t.APIKey)
+		answer, err := providers.ReadAnswer(ctx, p.name, resp, t.APIKey)
 		if err != nil {
 			return nil, err
 		}
-		return nil, &UpstreamError{Status: http.StatusBadGateway, Provider: p.name,
-			Body: ProviderErrorBody(p.name, http.StatusBadGateway, Scrub(answer, t.APIKey))}
+		return nil, &providers.UpstreamError{Status: http.StatusBadGateway, Provider: p.name,
+			Body: providers.ProviderErrorBody(p.name, http.StatusBadGateway, providers.Scrub(answer, t.APIKey))}
 	}
 	return newChunkStream(ctx, cancel, p.name, t.APIKey, resp.Body, hideUsage), nil
 }
@@ -196,81 +217,81 @@ func (p *OpenAICompatible) stream(ctx context.Context, t Target, c Call, path st
 // older versions refuse the field as unrecognised.
 const azureStreamUsageSince = "2024-09-01"
 
-// streamOptions is the dialect's policy, except on an Azure API version too old for the field
+// streamOptions is the Dialect's policy, except on an Azure API version too old for the field
 // (versions are dates, so they compare as strings).
-func (p *OpenAICompatible) streamOptions(t Target) streamOptionsPolicy {
-	if p.d.azure {
-		if v := t.Option(OptionAzureAPIVersion); v != "" && v < azureStreamUsageSince {
-			return keepStreamOptions
+func (p *Adapter) streamOptions(t providers.Target) StreamOptionsPolicy {
+	if p.d.Azure {
+		if v := t.Option(providers.OptionAzureAPIVersion); v != "" && v < azureStreamUsageSince {
+			return KeepStreamOptions
 		}
 	}
-	return p.d.streamOptions
+	return p.d.StreamOptions
 }
 
 // post sends a JSON body to path.
-func (p *OpenAICompatible) post(ctx context.Context, t Target, c Call, path string, body []byte) (*http.Response, error) {
+func (p *Adapter) post(ctx context.Context, t providers.Target, c providers.Call, path string, body []byte) (*http.Response, error) {
 	u, err := p.endpoint(t, c.Model, path, "")
 	if err != nil {
 		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("%s: building the request: %w", p.name, RedactError(err, t.APIKey))
+		return nil, fmt.Errorf("%s: building the request: %w", p.name, providers.RedactError(err, t.APIKey))
 	}
-	ForwardHeaders(req.Header, c.Header, false)
+	providers.ForwardHeaders(req.Header, c.Header, false)
 	req.Header.Set("Content-Type", "application/json")
 	p.authorize(req.Header, t)
 	return p.send(ctx, t, req)
 }
 
-func (p *OpenAICompatible) send(ctx context.Context, t Target, req *http.Request) (*http.Response, error) {
+func (p *Adapter) send(ctx context.Context, t providers.Target, req *http.Request) (*http.Response, error) {
 	client := t.Client
 	if client == nil {
 		client = p.client
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, TransportError(ctx, p.name, err, t.APIKey)
+		return nil, providers.TransportError(ctx, p.name, err, t.APIKey)
 	}
 	return resp, nil
 }
 
 // authorize sets the Target's credential the provider's way; the client's own Authorization
 // never reaches the provider (ForwardHeaders drops it).
-func (p *OpenAICompatible) authorize(h http.Header, t Target) {
+func (p *Adapter) authorize(h http.Header, t providers.Target) {
 	if t.APIKey != "" {
-		if p.d.apiKeyHeader != "" {
-			h.Set(p.d.apiKeyHeader, t.APIKey)
+		if p.d.APIKeyHeader != "" {
+			h.Set(p.d.APIKeyHeader, t.APIKey)
 		} else {
 			h.Set("Authorization", "Bearer "+t.APIKey)
 		}
 	}
-	if org := t.Option(OptionOpenAIOrg); org != "" {
+	if org := t.Option(providers.OptionOpenAIOrg); org != "" {
 		h.Set("OpenAI-Organization", org)
 	}
-	if project := t.Option(OptionOpenAIProject); project != "" {
+	if project := t.Option(providers.OptionOpenAIProject); project != "" {
 		h.Set("OpenAI-Project", project)
 	}
 }
 
 // base is the Target's base URL or the provider's default, without a trailing slash.
-func (p *OpenAICompatible) base(t Target) (string, error) {
+func (p *Adapter) base(t providers.Target) (string, error) {
 	base := strings.TrimRight(t.BaseURL, "/")
 	if base == "" {
-		base = p.d.baseURL
+		base = p.d.BaseURL
 	}
 	if base == "" {
 		return "", domain.Invalid("x-gateway-custom-host", "provider %s is self-hosted: it needs a custom host (its base URL)", p.name)
 	}
-	if p.d.suffix != "" && !strings.HasSuffix(base, p.d.suffix) {
-		base += p.d.suffix
+	if p.d.Suffix != "" && !strings.HasSuffix(base, p.d.Suffix) {
+		base += p.d.Suffix
 	}
 	return base, nil
 }
 
 // endpoint is the URL of path (an OpenAI path such as /chat/completions) with query.
-func (p *OpenAICompatible) endpoint(t Target, model, path, query string) (string, error) {
-	if p.d.azure {
+func (p *Adapter) endpoint(t providers.Target, model, path, query string) (string, error) {
+	if p.d.Azure {
 		return p.azureEndpoint(t, model, path, query)
 	}
 	base, err := p.base(t)
@@ -288,10 +309,10 @@ func (p *OpenAICompatible) endpoint(t Target, model, path, query string) (string
 // (learn.microsoft.com, "Azure OpenAI in Azure AI Foundry Models REST API reference"). A
 // Target's BaseURL stands for https://{resource}.openai.azure.com/openai. Paths that are not
 // deployment-scoped (files, batches, fine-tuning) go under /openai directly.
-func (p *OpenAICompatible) azureEndpoint(t Target, model, path, query string) (string, error) {
+func (p *Adapter) azureEndpoint(t providers.Target, model, path, query string) (string, error) {
 	base := strings.TrimRight(t.BaseURL, "/")
 	if base == "" {
-		resource := t.Option(OptionAzureResource)
+		resource := t.Option(providers.OptionAzureResource)
 		if resource == "" {
 			return "", domain.Invalid("x-gateway-azure-resource-name", "azure-openai needs a resource name")
 		}
@@ -301,7 +322,7 @@ func (p *OpenAICompatible) azureEndpoint(t Target, model, path, query string) (s
 		base = "https://" + resource + ".openai.azure.com/openai"
 	}
 	if azureDeploymentScoped(path) {
-		deployment := t.Option(OptionAzureDeployment)
+		deployment := t.Option(providers.OptionAzureDeployment)
 		if deployment == "" {
 			deployment = model
 		}
@@ -315,7 +336,7 @@ func (p *OpenAICompatible) azureEndpoint(t Target, model, path, query string) (s
 		return "", domain.Invalid("query", "the query string is malformed")
 	}
 	if q.Get("api-version") == "" {
-		version := t.Option(OptionAzureAPIVersion)
+		version := t.Option(providers.OptionAzureAPIVersion)
 		if version == "" {
 			version = AzureDefaultAPIVersion
 		}
@@ -356,7 +377,7 @@ func isDNSLabel(s string) bool {
 // NewUpstreamError turns an answer the caller wants to retry or fall back from into an error.
 // Call.Header should carry the client's Content-Type and Accept besides the forwarded ones,
 // since a pass-through body may be multipart; JSON is assumed when it names none.
-func (p *OpenAICompatible) PassThrough(ctx context.Context, t Target, c Call) (*http.Response, error) {
+func (p *Adapter) PassThrough(ctx context.Context, t providers.Target, c providers.Call) (*http.Response, error) {
 	path := c.Path
 	if !strings.HasPrefix(path, "/") {
 		path = "/" + path
@@ -378,9 +399,9 @@ func (p *OpenAICompatible) PassThrough(ctx context.Context, t Target, c Call) (*
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, body)
 	if err != nil {
-		return nil, fmt.Errorf("%s: building the request: %w", p.name, RedactError(err, t.APIKey))
+		return nil, fmt.Errorf("%s: building the request: %w", p.name, providers.RedactError(err, t.APIKey))
 	}
-	ForwardHeaders(req.Header, c.Header, true)
+	providers.ForwardHeaders(req.Header, c.Header, true)
 	if len(c.Body) > 0 && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -397,9 +418,9 @@ func hasDotSegment(path string) bool {
 	return false
 }
 
-// answerHeaders are the upstream headers worth handing back: the content type, the
+// AnswerHeaders are the upstream headers worth handing back: the content type, the
 // provider's request id and processing time, and its rate-limit state.
-func answerHeaders(h http.Header) http.Header {
+func AnswerHeaders(h http.Header) http.Header {
 	out := http.Header{}
 	for name, values := range h {
 		lower := strings.ToLower(name)
@@ -438,9 +459,9 @@ func fieldSet(names ...string) map[string]bool {
 
 // prepareBody makes the body the provider receives from the client's: the call's model,
 // stream set to the call's kind, in strict mode only OpenAI's fields, and for a stream
-// stream_options as policy says: with askStreamUsage, include_usage is added when the client
+// stream_options as policy says: with AskStreamUsage, include_usage is added when the client
 // did not ask (hideUsage reports that). The body is re-encoded only when something changed.
-func prepareBody(c Call, strict bool, fields map[string]bool, stream bool, policy streamOptionsPolicy) (body []byte, hideUsage bool, err error) {
+func prepareBody(c providers.Call, strict bool, fields map[string]bool, stream bool, policy StreamOptionsPolicy) (body []byte, hideUsage bool, err error) {
 	if !strict && !stream && bodyAsIs(c) {
 		return c.Body, false, nil
 	}
@@ -471,13 +492,13 @@ func prepareBody(c Call, strict bool, fields map[string]bool, stream bool, polic
 		m["stream"] = wantStream
 		changed = true
 	}
-	if !stream || policy == dropStreamOptions {
+	if !stream || policy == DropStreamOptions {
 		if _, ok := m["stream_options"]; ok {
 			delete(m, "stream_options")
 			changed = true
 		}
 	}
-	if stream && policy == askStreamUsage {
+	if stream && policy == AskStreamUsage {
 		var opts map[string]json.RawMessage
 		if raw := m["stream_options"]; len(raw) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 			if err := json.Unmarshal(raw, &opts); err != nil {
@@ -502,7 +523,7 @@ func prepareBody(c Call, strict bool, fields map[string]bool, stream bool, polic
 
 // bodyAsIs reports, reading only the fields it may change, that a whole answer's body needs
 // nothing changed: the hot path of a chat call, which then costs one scan of the body.
-func bodyAsIs(c Call) bool {
+func bodyAsIs(c providers.Call) bool {
 	if c.Chat != nil && sameBytes(c.Chat.Raw, c.Body) {
 		// The chat was parsed from this very body: its members are already known.
 		if _, ok := c.Chat.Member("stream_options"); ok {
@@ -548,8 +569,8 @@ type usageJSON struct {
 	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"`
 }
 
-func (u *usageJSON) usage() Usage {
-	out := Usage{
+func (u *usageJSON) usage() providers.Usage {
+	out := providers.Usage{
 		PromptTokens:     u.PromptTokens,
 		CompletionTokens: u.CompletionTokens,
 		TotalTokens:      u.TotalTokens,
@@ -571,16 +592,16 @@ func (u *usageJSON) usage() Usage {
 }
 
 // usageOf reads the usage of a whole answer; zero when it has none.
-func usageOf(body []byte) Usage {
+func usageOf(body []byte) providers.Usage {
 	// Validated once, then only the usage member decoded: the rest of the answer (its
 	// choices, the bulk of it) is scanned past, not decoded.
 	if !json.Valid(body) {
-		return Usage{}
+		return providers.Usage{}
 	}
 	raw, ok := openai.TopMember(body, "usage")
 	var u *usageJSON
 	if !ok || json.Unmarshal(raw, &u) != nil || u == nil {
-		return Usage{}
+		return providers.Usage{}
 	}
 	return u.usage()
 }
@@ -596,7 +617,7 @@ type chunkStream struct {
 	events    *sse.Reader
 	hideUsage bool
 
-	usage  Usage
+	usage  providers.Usage
 	chunks int
 	err    error // sticky: io.EOF after [DONE], or the failure
 
@@ -683,28 +704,28 @@ func hasUsageObject(data []byte) bool {
 // else as a ConnectionError saying how far the stream got.
 func (s *chunkStream) cut(err error) error {
 	if s.ctx.Err() != nil {
-		return TransportError(s.ctx, s.provider, err, s.apiKey)
+		return providers.TransportError(s.ctx, s.provider, err, s.apiKey)
 	}
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
-		return &ConnectionError{Provider: s.provider, Reason: fmt.Sprintf("its stream ended after %d chunks without [DONE]", s.chunks),
+		return &providers.ConnectionError{Provider: s.provider, Reason: fmt.Sprintf("its stream ended after %d chunks without [DONE]", s.chunks),
 			Err: fmt.Errorf("the stream ended after %d chunks without [DONE]: %w", s.chunks, err)}
 	}
-	return &ConnectionError{Provider: s.provider,
-		Err: fmt.Errorf("the stream failed after %d chunks: %w", s.chunks, RedactError(err, s.apiKey))}
+	return &providers.ConnectionError{Provider: s.provider,
+		Err: fmt.Errorf("the stream failed after %d chunks: %w", s.chunks, providers.RedactError(err, s.apiKey))}
 }
 
 // inBandError recognises an error sent inside the stream (a chunk {"error":{...}}, or an
 // event named error), which OpenAI and others send when they fail after the answer began.
-func (s *chunkStream) inBandError(name string, data []byte) *UpstreamError {
+func (s *chunkStream) inBandError(name string, data []byte) *providers.UpstreamError {
 	var probe struct {
 		Error json.RawMessage `json:"error"`
 	}
 	if name != "error" && (json.Unmarshal(data, &probe) != nil || len(probe.Error) == 0 || bytes.Equal(probe.Error, nullLiteral)) {
 		return nil
 	}
-	return &UpstreamError{Status: http.StatusBadGateway, Provider: s.provider,
-		Body: ProviderErrorBody(s.provider, http.StatusBadGateway, Scrub(data, s.apiKey))}
+	return &providers.UpstreamError{Status: http.StatusBadGateway, Provider: s.provider,
+		Body: providers.ProviderErrorBody(s.provider, http.StatusBadGateway, providers.Scrub(data, s.apiKey))}
 }
 
 // captureUsage keeps the usage a chunk reports (OpenAI: the last chunk's usage; Groq: also
@@ -732,7 +753,7 @@ func (s *chunkStream) captureUsage(data []byte) (usageOnly bool) {
 }
 
 // Usage is what the stream reported; complete after io.EOF.
-func (s *chunkStream) Usage() Usage { return s.usage }
+func (s *chunkStream) Usage() providers.Usage { return s.usage }
 
 // Close ends the stream. Before [DONE] it drops the connection, which is how the upstream
 // learns that the client went away; after it, the connection goes back to the pool.
@@ -745,6 +766,12 @@ func (s *chunkStream) Close() error {
 		s.cancel()
 	})
 	return s.closeErr
+}
+
+// isObject reports JSON text that is an object.
+func isObject(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{'
 }
 
 // sameBytes reports whether a and b are the same bytes in memory, not merely equal ones.

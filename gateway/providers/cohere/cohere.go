@@ -1,4 +1,4 @@
-package providers
+package cohere
 
 import (
 	"bytes"
@@ -9,45 +9,44 @@ import (
 	"strings"
 
 	"github.com/causeway/causeway/gateway/openai"
+	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/providers/openaicompat"
 )
 
-// CohereBaseURL is Cohere's API (docs.cohere.com/reference/rerank).
-const CohereBaseURL = "https://api.cohere.com"
+// BaseURL is Cohere's API (docs.cohere.com/reference/rerank).
+const BaseURL = "https://api.cohere.com"
 
-// Cohere is the adapter for Cohere: rerank on its own v2 API, and chat and embeddings on its
+// Adapter is the adapter for Cohere: rerank on its own v2 API, and chat and embeddings on its
 // Compatibility API, which speaks OpenAI's dialect under {base}/compatibility/v1
 // (docs.cohere.com/docs/compatibility-api) but refuses stream_options.
-type Cohere struct {
-	compat *OpenAICompatible
+type Adapter struct {
+	compat *openaicompat.Adapter
 	client *http.Client
 }
 
 var (
-	_ Provider     = (*Cohere)(nil)
-	_ ChatStreamer = (*Cohere)(nil)
-	_ Embedder     = (*Cohere)(nil)
-	_ Reranker     = (*Cohere)(nil)
+	_ providers.Provider     = (*Adapter)(nil)
+	_ providers.ChatStreamer = (*Adapter)(nil)
+	_ providers.Embedder     = (*Adapter)(nil)
+	_ providers.Reranker     = (*Adapter)(nil)
 )
 
-// NewCohere returns the Cohere adapter; client is used when a Target carries none (nil:
-// NewClient()).
-func NewCohere(client *http.Client) *Cohere {
+// New returns the Cohere adapter; client is used when a Target carries none (nil:
+// providers.NewClient()).
+func New(client *http.Client) *Adapter {
 	if client == nil {
-		client = NewClient()
+		client = providers.NewClient()
 	}
-	compat := &OpenAICompatible{
-		name:   "cohere",
-		d:      dialect{baseURL: CohereBaseURL + "/compatibility/v1", streamOptions: dropStreamOptions},
-		client: client,
-	}
-	return &Cohere{compat: compat, client: client}
+	compat := openaicompat.Custom("cohere",
+		openaicompat.Dialect{BaseURL: BaseURL + "/compatibility/v1", StreamOptions: openaicompat.DropStreamOptions}, client)
+	return &Adapter{compat: compat, client: client}
 }
 
 // Name is "cohere".
-func (p *Cohere) Name() string { return "cohere" }
+func (p *Adapter) Name() string { return "cohere" }
 
 // compatTarget points a Target's base (Cohere's API root) at the Compatibility API.
-func compatTarget(t Target) Target {
+func compatTarget(t providers.Target) providers.Target {
 	if t.BaseURL != "" {
 		t.BaseURL = strings.TrimRight(t.BaseURL, "/") + "/compatibility/v1"
 	}
@@ -55,23 +54,23 @@ func compatTarget(t Target) Target {
 }
 
 // Chat is the Compatibility API's POST /chat/completions.
-func (p *Cohere) Chat(ctx context.Context, t Target, c Call) (*Response, error) {
+func (p *Adapter) Chat(ctx context.Context, t providers.Target, c providers.Call) (*providers.Response, error) {
 	return p.compat.Chat(ctx, compatTarget(t), c)
 }
 
 // ChatStream is the Compatibility API's streamed POST /chat/completions.
-func (p *Cohere) ChatStream(ctx context.Context, t Target, c Call) (Stream, error) {
+func (p *Adapter) ChatStream(ctx context.Context, t providers.Target, c providers.Call) (providers.Stream, error) {
 	return p.compat.ChatStream(ctx, compatTarget(t), c)
 }
 
 // Embed is the Compatibility API's POST /embeddings.
-func (p *Cohere) Embed(ctx context.Context, t Target, c Call) (*Response, error) {
+func (p *Adapter) Embed(ctx context.Context, t providers.Target, c providers.Call) (*providers.Response, error) {
 	return p.compat.Embed(ctx, compatTarget(t), c)
 }
 
-// cohereRerankRequest is Cohere's POST /v2/rerank body (docs.cohere.com/reference/rerank):
+// rerankRequest is Cohere's POST /v2/rerank body (docs.cohere.com/reference/rerank):
 // documents are strings, and the v1 fields return_documents and max_chunks_per_doc are gone.
-type cohereRerankRequest struct {
+type rerankRequest struct {
 	Model           string          `json:"model"`
 	Query           string          `json:"query"`
 	Documents       []string        `json:"documents"`
@@ -80,15 +79,15 @@ type cohereRerankRequest struct {
 	Priority        json.RawMessage `json:"priority,omitempty"`
 }
 
-// cohereRerankResponse is the part of Cohere's answer the adapter reads: its billing meta.
-type cohereRerankResponse struct {
+// rerankResponse is the part of Cohere's answer the adapter reads: its billing meta.
+type rerankResponse struct {
 	Meta *struct {
-		BilledUnits *cohereUnits `json:"billed_units"`
-		Tokens      *cohereUnits `json:"tokens"`
+		BilledUnits *units `json:"billed_units"`
+		Tokens      *units `json:"tokens"`
 	} `json:"meta"`
 }
 
-type cohereUnits struct {
+type units struct {
 	InputTokens  float64 `json:"input_tokens"`
 	OutputTokens float64 `json:"output_tokens"`
 	SearchUnits  float64 `json:"search_units"`
@@ -98,12 +97,12 @@ type cohereUnits struct {
 // when the client asked for return_documents, which v2 no longer does itself, each result
 // gets the document back as v1 gave it ({"document":{"text":...}}). max_chunks_per_doc, a v1
 // field with no v2 equivalent, is not sent.
-func (p *Cohere) Rerank(ctx context.Context, t Target, c Call) (*Response, error) {
+func (p *Adapter) Rerank(ctx context.Context, t providers.Target, c providers.Call) (*providers.Response, error) {
 	in, err := c.RerankRequest()
 	if err != nil {
 		return nil, err
 	}
-	out := cohereRerankRequest{Model: in.Model, Query: in.Query, Documents: make([]string, 0, len(in.Documents))}
+	out := rerankRequest{Model: in.Model, Query: in.Query, Documents: make([]string, 0, len(in.Documents))}
 	out.Priority, _ = in.Extra.Get("priority")
 	if in.TopN > 0 {
 		out.TopN = &in.TopN
@@ -123,13 +122,13 @@ func (p *Cohere) Rerank(ctx context.Context, t Target, c Call) (*Response, error
 	}
 	base := strings.TrimRight(t.BaseURL, "/")
 	if base == "" {
-		base = CohereBaseURL
+		base = BaseURL
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v2/rerank", bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("cohere: building the request: %w", RedactError(err, t.APIKey))
+		return nil, fmt.Errorf("cohere: building the request: %w", providers.RedactError(err, t.APIKey))
 	}
-	ForwardHeaders(req.Header, c.Header, false)
+	providers.ForwardHeaders(req.Header, c.Header, false)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	if t.APIKey != "" {
@@ -141,43 +140,43 @@ func (p *Cohere) Rerank(ctx context.Context, t Target, c Call) (*Response, error
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, TransportError(ctx, "cohere", err, t.APIKey)
+		return nil, providers.TransportError(ctx, "cohere", err, t.APIKey)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, NewUpstreamError("cohere", resp, t.APIKey)
+		return nil, providers.NewUpstreamError("cohere", resp, t.APIKey)
 	}
-	answer, err := ReadAnswer(ctx, "cohere", resp, t.APIKey)
+	answer, err := providers.ReadAnswer(ctx, "cohere", resp, t.APIKey)
 	if err != nil {
 		return nil, err
 	}
-	var parsed cohereRerankResponse
+	var parsed rerankResponse
 	if err := json.Unmarshal(answer, &parsed); err != nil {
-		return nil, &UpstreamError{Status: http.StatusBadGateway, Provider: "cohere",
-			Body: OpenAIErrorBody(http.StatusBadGateway, []byte("cohere answered a rerank that is not JSON"))}
+		return nil, &providers.UpstreamError{Status: http.StatusBadGateway, Provider: "cohere",
+			Body: providers.OpenAIErrorBody(http.StatusBadGateway, []byte("cohere answered a rerank that is not JSON"))}
 	}
 	if in.ReturnDocuments {
 		if answer, err = withDocuments(answer, out.Documents); err != nil {
 			return nil, err
 		}
 	}
-	return &Response{Status: resp.StatusCode, Header: answerHeaders(resp.Header), Body: answer, Usage: parsed.usage()}, nil
+	return &providers.Response{Status: resp.StatusCode, Header: openaicompat.AnswerHeaders(resp.Header), Body: answer, Usage: parsed.usage()}, nil
 }
 
 // usage counts billed tokens where Cohere reports them (meta.billed_units, else meta.tokens).
 // Search units, what rerank is usually billed in, have no place in Usage.
-func (r *cohereRerankResponse) usage() Usage {
+func (r *rerankResponse) usage() providers.Usage {
 	if r.Meta == nil {
-		return Usage{}
+		return providers.Usage{}
 	}
 	u := r.Meta.BilledUnits
 	if u == nil || u.InputTokens+u.OutputTokens == 0 {
 		u = r.Meta.Tokens
 	}
 	if u == nil {
-		return Usage{}
+		return providers.Usage{}
 	}
 	in, out := int(u.InputTokens), int(u.OutputTokens)
-	return Usage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out}
+	return providers.Usage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out}
 }
 
 // documentText is a document as Cohere v2 takes it: a string as is, an object by its text,

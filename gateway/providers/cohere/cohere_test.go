@@ -1,9 +1,8 @@
-package providers_test
+package cohere_test
 
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"testing"
@@ -13,8 +12,29 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/providers/all"
 	"github.com/causeway/causeway/gateway/providers/providertest"
 )
+
+// testKey is the provider credential of every Target; no error may ever show it.
+const testKey = "sk-test-SECRET-9f8e7d6c5b4a"
+
+func adapter(t *testing.T, name string) providers.Provider {
+	t.Helper()
+	p, ok := all.Default()[name]
+	require.True(t, ok, "Default() serves %s", name)
+	return p
+}
+
+func chatCall(body string) providers.Call {
+	return providers.Call{Endpoint: providers.EndpointChat, Model: "gpt-4o", Body: json.RawMessage(body)}
+}
+
+// noKey fails when err's message, or its provider error's body, shows the credential.
+func noKey(t *testing.T, err error) {
+	t.Helper()
+	providertest.NoSecret(t, err, testKey, func(up *providers.UpstreamError) []byte { return up.Body })
+}
 
 func rerankCall(body string) providers.Call {
 	return providers.Call{Endpoint: providers.EndpointRerank, Body: json.RawMessage(body)}
@@ -109,7 +129,7 @@ func TestCohereRerankErrors(t *testing.T) {
 		require.ErrorAs(t, err, &up)
 		assert.Equal(t, http.StatusUnauthorized, up.Status)
 		assert.Equal(t, "cohere", up.Provider)
-		e := errorBody(t, up.Body)
+		e := providertest.ErrorFields(t, up.Body)
 		assert.Equal(t, "cohere answered 401: invalid api token", e["message"], "Cohere's own shape is wrapped, naming the provider")
 		assert.Equal(t, providers.ProviderErrorType, e["type"])
 		noKey(t, err)
@@ -123,7 +143,7 @@ func TestCohereRerankErrors(t *testing.T) {
 		require.ErrorAs(t, err, &up)
 		assert.Equal(t, 429, up.Status)
 		assert.Equal(t, "3s", up.RetryAfter.String())
-		assert.Equal(t, "cohere answered 429: You are using a Trial key, which is limited to 10 API calls / minute.", errorBody(t, up.Body)["message"])
+		assert.Equal(t, "cohere answered 429: You are using a Trial key, which is limited to 10 API calls / minute.", providertest.ErrorFields(t, up.Body)["message"])
 	})
 	t.Run("a document that is neither a string nor an object", func(t *testing.T) {
 		srv := providertest.NewCohere(t)
@@ -150,16 +170,16 @@ func TestCohereDefaultBaseURL(t *testing.T) {
 	srv := providertest.NewCohere(t)
 	to, err := url.Parse(srv.URL)
 	require.NoError(t, err)
-	rw := &rewrite{to: to}
+	rw := &providertest.Rewrite{To: to}
 	_, err = reranker(t).Rerank(context.Background(), providers.Target{Provider: "cohere", APIKey: testKey, Client: &http.Client{Transport: rw}},
 		rerankCall(`{"model":"rerank-v3.5","query":"q","documents":["a"]}`))
 	require.NoError(t, err)
-	assert.Equal(t, "https://api.cohere.com/v2/rerank", rw.last())
+	assert.Equal(t, "https://api.cohere.com/v2/rerank", rw.Last())
 
 	_, err = adapter(t, "cohere").Chat(context.Background(), providers.Target{Provider: "cohere", APIKey: testKey, Client: &http.Client{Transport: rw}},
 		chatCall(`{"model":"command-a-03-2025","messages":[{"role":"user","content":"hi"}]}`))
 	require.NoError(t, err)
-	assert.Equal(t, "https://api.cohere.com/compatibility/v1/chat/completions", rw.last())
+	assert.Equal(t, "https://api.cohere.com/compatibility/v1/chat/completions", rw.Last())
 }
 
 // TestCohereCompatibility: chat and embeddings go through Cohere's Compatibility API, which
@@ -179,9 +199,9 @@ func TestCohereCompatibility(t *testing.T) {
 	s, err := p.(providers.ChatStreamer).ChatStream(context.Background(), target, call)
 	require.NoError(t, err)
 	defer s.Close()
-	chunks, err := drain(t, s)
-	require.ErrorIs(t, err, io.EOF)
-	assert.Equal(t, providertest.StreamText(5), contentOf(chunks))
+	chunks, err := providertest.Drain(t, s)
+	require.NoError(t, err, "the stream ends with io.EOF")
+	assert.Equal(t, providertest.StreamText(5), providertest.Content(chunks))
 	assert.NotContains(t, srv.LastRequest().JSON(), "stream_options")
 
 	resp, err = p.(providers.Embedder).Embed(context.Background(), target, providers.Call{Endpoint: providers.EndpointEmbed,

@@ -1,4 +1,4 @@
-package providers_test
+package openaicompat_test
 
 import (
 	"bufio"
@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +18,8 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/providers/all"
+	"github.com/causeway/causeway/gateway/providers/openaicompat"
 	"github.com/causeway/causeway/gateway/providers/providertest"
 )
 
@@ -29,7 +30,7 @@ const chatBody = `{"model":"gpt-4o","messages":[{"role":"system","content":"Be b
 
 func adapter(t *testing.T, name string) providers.Provider {
 	t.Helper()
-	p, ok := providers.Default()[name]
+	p, ok := all.Default()[name]
 	require.True(t, ok, "Default() serves %s", name)
 	return p
 }
@@ -38,29 +39,10 @@ func chatCall(body string) providers.Call {
 	return providers.Call{Endpoint: providers.EndpointChat, Model: "gpt-4o", Body: json.RawMessage(body)}
 }
 
-// noKey fails when err's message shows the credential.
+// noKey fails when err's message, or its provider error's body, shows the credential.
 func noKey(t *testing.T, err error) {
 	t.Helper()
-	if err != nil {
-		assert.NotContains(t, err.Error(), testKey, "an error must never show the credential")
-		var up *providers.UpstreamError
-		if errors.As(err, &up) {
-			assert.NotContains(t, string(up.Body), testKey, "an error body must never show the credential")
-		}
-	}
-}
-
-// errorBody decodes an UpstreamError's body, checking that it has OpenAI's four fields.
-func errorBody(t *testing.T, body []byte) map[string]any {
-	t.Helper()
-	var e struct {
-		Error map[string]any `json:"error"`
-	}
-	require.NoError(t, json.Unmarshal(body, &e), string(body))
-	for _, field := range []string{"message", "type", "param", "code"} {
-		assert.Contains(t, e.Error, field, "OpenAI's error shape has %s", field)
-	}
-	return e.Error
+	providertest.NoSecret(t, err, testKey, func(up *providers.UpstreamError) []byte { return up.Body })
 }
 
 // drain reads a stream to its end.
@@ -172,34 +154,11 @@ func TestOpenAICompatibleChat(t *testing.T) {
 	}
 }
 
-// rewrite sends every request to a stand-in and remembers the URL it was meant for, so that a
-// test can check a provider's default base URL without leaving 127.0.0.1.
-type rewrite struct {
-	to   *url.URL
-	mu   sync.Mutex
-	urls []string
-}
-
-func (rw *rewrite) RoundTrip(r *http.Request) (*http.Response, error) {
-	rw.mu.Lock()
-	rw.urls = append(rw.urls, r.URL.String())
-	rw.mu.Unlock()
-	out := r.Clone(r.Context())
-	out.URL.Scheme, out.URL.Host = rw.to.Scheme, rw.to.Host
-	return http.DefaultTransport.RoundTrip(out)
-}
-
-func (rw *rewrite) last() string {
-	rw.mu.Lock()
-	defer rw.mu.Unlock()
-	return rw.urls[len(rw.urls)-1]
-}
-
 func TestDefaultBaseURLs(t *testing.T) {
 	srv := providertest.NewOpenAI(t)
 	to, err := url.Parse(srv.URL)
 	require.NoError(t, err)
-	rw := &rewrite{to: to}
+	rw := &providertest.Rewrite{To: to}
 	client := &http.Client{Transport: rw}
 	cases := []struct {
 		provider string
@@ -214,7 +173,7 @@ func TestDefaultBaseURLs(t *testing.T) {
 		{"deepseek", nil, "https://api.deepseek.com/v1/chat/completions"},
 		{"openrouter", nil, "https://openrouter.ai/api/v1/chat/completions"},
 		{"azure-openai", map[string]string{providers.OptionAzureResource: "contoso", providers.OptionAzureDeployment: "gpt4o-prod"},
-			"https://contoso.openai.azure.com/openai/deployments/gpt4o-prod/chat/completions?api-version=" + providers.AzureDefaultAPIVersion},
+			"https://contoso.openai.azure.com/openai/deployments/gpt4o-prod/chat/completions?api-version=" + openaicompat.AzureDefaultAPIVersion},
 		{"azure-openai", map[string]string{providers.OptionAzureResource: "contoso", providers.OptionAzureAPIVersion: "2025-01-01-preview"},
 			"https://contoso.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2025-01-01-preview"},
 	}
@@ -223,7 +182,7 @@ func TestDefaultBaseURLs(t *testing.T) {
 			target := providers.Target{Provider: tc.provider, APIKey: testKey, Options: tc.options, Client: client}
 			_, err := adapter(t, tc.provider).Chat(context.Background(), target, chatCall(chatBody))
 			require.NoError(t, err)
-			assert.Equal(t, tc.want, rw.last())
+			assert.Equal(t, tc.want, rw.Last())
 		})
 	}
 }
@@ -424,7 +383,7 @@ func TestChatStreamFailures(t *testing.T) {
 				var up *providers.UpstreamError
 				require.ErrorAs(t, err, &up)
 				assert.Equal(t, http.StatusBadGateway, up.Status)
-				e := errorBody(t, up.Body)
+				e := providertest.ErrorFields(t, up.Body)
 				assert.Equal(t, "server_error", e["type"])
 				assert.Contains(t, e["message"], "The server had an error")
 			},
@@ -582,7 +541,7 @@ func TestPassThrough(t *testing.T) {
 			wantPath: "/openai/files", wantQuery: "limit=1&api-version=2024-10-21"},
 		{name: "azure audio, deployment-scoped", provider: "azure-openai", method: http.MethodPost, path: "/audio/speech", body: `{"input":"hi"}`,
 			target:   providers.Target{BaseURL: srv.URL + "/openai", Options: map[string]string{providers.OptionAzureDeployment: "tts"}},
-			wantPath: "/openai/deployments/tts/audio/speech", wantQuery: "api-version=" + providers.AzureDefaultAPIVersion},
+			wantPath: "/openai/deployments/tts/audio/speech", wantQuery: "api-version=" + openaicompat.AzureDefaultAPIVersion},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -645,7 +604,7 @@ func TestPassThrough(t *testing.T) {
 		assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 		up := providers.NewUpstreamError("openai", resp, testKey)
 		assert.Equal(t, http.StatusNotFound, up.Status)
-		assert.Equal(t, "No such File object: file-x", errorBody(t, up.Body)["message"])
+		assert.Equal(t, "No such File object: file-x", providertest.ErrorFields(t, up.Body)["message"])
 	})
 
 	for _, path := range []string{"/files/../admin", "/files/%2e%2e/admin", "/files?x=1", "/a#b"} {
@@ -744,7 +703,7 @@ func TestUpstreamErrors(t *testing.T) {
 			if tc.wantRetry != nil {
 				tc.wantRetry(t, up.RetryAfter)
 			}
-			e := errorBody(t, up.Body)
+			e := providertest.ErrorFields(t, up.Body)
 			assert.Equal(t, tc.wantMessage, e["message"])
 			assert.Equal(t, tc.wantType, e["type"])
 			assert.Equal(t, tc.wantCode, e["code"])
@@ -762,7 +721,7 @@ func TestUpstreamErrors(t *testing.T) {
 		var up *providers.UpstreamError
 		require.ErrorAs(t, err, &up)
 		assert.Equal(t, time.Second, up.RetryAfter)
-		assert.Equal(t, long, errorBody(t, up.Body)["message"])
+		assert.Equal(t, long, providertest.ErrorFields(t, up.Body)["message"])
 	})
 
 	t.Run("401 from a wrong key, streamed or not", func(t *testing.T) {
@@ -773,7 +732,7 @@ func TestUpstreamErrors(t *testing.T) {
 		var up *providers.UpstreamError
 		require.ErrorAs(t, err, &up)
 		assert.Equal(t, http.StatusUnauthorized, up.Status)
-		assert.Equal(t, "invalid_api_key", errorBody(t, up.Body)["code"])
+		assert.Equal(t, "invalid_api_key", providertest.ErrorFields(t, up.Body)["code"])
 		noKey(t, err)
 
 		call := chatCall(chatBody)

@@ -1,0 +1,27 @@
+// Package all is the default set of provider adapters: every family's, keyed by the provider
+// names a Target carries. It is the one package that names every family, so that cmd wires
+// them in one call and no family imports another's registry.
+package all
+
+import (
+	"maps"
+
+	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/providers/cohere"
+	"github.com/causeway/causeway/gateway/providers/openaicompat"
+)
+
+// Default returns the adapters of every provider, keyed by the provider names a Target
+// carries, for providers.NewRegistry. The OpenAI-compatible providers and Cohere share one
+// HTTP client for Targets that carry none; the translating adapters (Anthropic, Gemini)
+// another.
+func Default() map[string]providers.Provider {
+	client := providers.NewClient()
+	out := map[string]providers.Provider{}
+	for _, a := range openaicompat.All(client) {
+		out[a.Name()] = a
+	}
+	out["cohere"] = cohere.New(client)
+	maps.Copy(out, providers.More())
+	return out
+}
