@@ -1,14 +1,11 @@
 package providers_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/causeway/causeway/gateway/providers"
-	"github.com/causeway/causeway/gateway/providers/providertest"
 )
 
 func TestTargetOption(t *testing.T) {
@@ -36,14 +33,4 @@ func TestTargetOption(t *testing.T) {
 			assert.Equal(t, tc.want, providers.Target{Options: tc.options}.Option(tc.option))
 		})
 	}
-}
-
-func TestAnthropicVersionOption(t *testing.T) {
-	s := providertest.NewAnthropic(t)
-	target := anthropicTarget(s)
-	target.Options = map[string]string{providers.OptionAnthropicVersion: "2023-01-01", providers.OptionAnthropicBeta: "b1"}
-	_, err := providers.NewAnthropic(nil).Chat(context.Background(), target, anthropicCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
-	require.NoError(t, err)
-	assert.Equal(t, "2023-01-01", s.LastRequest().Header.Get("Anthropic-Version"))
-	assert.Equal(t, "b1", s.LastRequest().Header.Get("Anthropic-Beta"))
 }

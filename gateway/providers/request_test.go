@@ -11,6 +11,8 @@ import (
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/gateway/openai"
 	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/providers/anthropic"
+	"github.com/causeway/causeway/gateway/providers/gemini"
 	"github.com/causeway/causeway/gateway/providers/providertest"
 )
 
@@ -95,6 +97,14 @@ func TestCallWithOverrides(t *testing.T) {
 	})
 }
 
+func anthropicTarget(s *providertest.AnthropicServer) providers.Target {
+	return providers.Target{Provider: "anthropic", BaseURL: s.BaseURL(), APIKey: "sk-ant-api03-standin-secret-0123456789"}
+}
+
+func geminiTarget(s *providertest.GeminiServer) providers.Target {
+	return providers.Target{Provider: "google", BaseURL: s.BaseURL(), APIKey: "AIzaSyStandInSecret0123456789abcdefghi"}
+}
+
 func reranker(t *testing.T) providers.Reranker {
 	t.Helper()
 	r, ok := adapter(t, "cohere").(providers.Reranker)
@@ -115,7 +125,7 @@ func TestTranslatingAdaptersReadTheModel(t *testing.T) {
 	}
 	t.Run("anthropic", func(t *testing.T) {
 		s := providertest.NewAnthropic(t)
-		_, err := providers.NewAnthropic(nil).Chat(context.Background(), anthropicTarget(s), call(t, "claude-sonnet-4-5"))
+		_, err := anthropic.New(nil).Chat(context.Background(), anthropicTarget(s), call(t, "claude-sonnet-4-5"))
 		require.NoError(t, err)
 		got := s.LastRequest().JSON()
 		assert.Equal(t, "claude-sonnet-4-5", got["model"])
@@ -127,7 +137,7 @@ func TestTranslatingAdaptersReadTheModel(t *testing.T) {
 	})
 	t.Run("google", func(t *testing.T) {
 		s := providertest.NewGemini(t)
-		_, err := providers.NewGemini(nil).Chat(context.Background(), geminiTarget(s), call(t, "gemini-2.0-flash"))
+		_, err := gemini.New(nil).Chat(context.Background(), geminiTarget(s), call(t, "gemini-2.0-flash"))
 		require.NoError(t, err)
 		req := s.LastRequest()
 		assert.Equal(t, "/v1beta/models/gemini-2.0-flash:generateContent", req.Path)

@@ -4,10 +4,10 @@
 package all
 
 import (
-	"maps"
-
 	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/providers/anthropic"
 	"github.com/causeway/causeway/gateway/providers/cohere"
+	"github.com/causeway/causeway/gateway/providers/gemini"
 	"github.com/causeway/causeway/gateway/providers/openaicompat"
 )
 
@@ -22,6 +22,8 @@ func Default() map[string]providers.Provider {
 		out[a.Name()] = a
 	}
 	out["cohere"] = cohere.New(client)
-	maps.Copy(out, providers.More())
+	translating := providers.NewClient()
+	out["anthropic"] = anthropic.New(translating)
+	out["google"] = gemini.New(translating)
 	return out
 }

@@ -1,4 +1,4 @@
-package providers
+package gemini
 
 import (
 	"bytes"
@@ -15,10 +15,12 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/gateway/openai"
+	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/providers/translate"
 	"github.com/causeway/causeway/gateway/sse"
 )
 
-// Gemini adapts Google's Gemini API (https://ai.google.dev/api/generate-content):
+// Adapter adapts Google's Gemini API (https://ai.google.dev/api/generate-content):
 // models.generateContent and models.streamGenerateContent with alt=sse. OpenAI chat requests
 // become GenerateContentRequests; candidates become choices.
 //
@@ -31,23 +33,23 @@ import (
 // Thinking: the request's thinking object becomes generationConfig.thinkingConfig only when
 // the Target is not strict; then thought parts are exposed in message.content_blocks (and
 // delta.content_blocks), as for Anthropic. A strict Target drops both.
-type Gemini struct {
+type Adapter struct {
 	client *http.Client
 }
 
 var (
-	_ Provider      = (*Gemini)(nil)
-	_ ChatStreamer  = (*Gemini)(nil)
-	_ PassThrougher = (*Gemini)(nil)
+	_ providers.Provider      = (*Adapter)(nil)
+	_ providers.ChatStreamer  = (*Adapter)(nil)
+	_ providers.PassThrougher = (*Adapter)(nil)
 )
 
-// NewGemini returns the Gemini adapter; client sends calls whose Target carries no client
+// New returns the Gemini adapter; client sends calls whose Target carries no client
 // (nil: a pooled client of its own).
-func NewGemini(client *http.Client) *Gemini {
+func New(client *http.Client) *Adapter {
 	if client == nil {
-		client = NewClient()
+		client = providers.NewClient()
 	}
-	return &Gemini{client: client}
+	return &Adapter{client: client}
 }
 
 const (
@@ -57,10 +59,10 @@ const (
 )
 
 // Name is the provider name.
-func (*Gemini) Name() string { return geminiName }
+func (*Adapter) Name() string { return geminiName }
 
 // Chat calls generateContent and translates its answer.
-func (g *Gemini) Chat(ctx context.Context, t Target, c Call) (*Response, error) {
+func (g *Adapter) Chat(ctx context.Context, t providers.Target, c providers.Call) (*providers.Response, error) {
 	body, tr, err := geminiBuild(t, c)
 	if err != nil {
 		return nil, err
@@ -70,26 +72,26 @@ func (g *Gemini) Chat(ctx context.Context, t Target, c Call) (*Response, error) 
 		return nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := moreReadBody(ctx, t, geminiName, resp)
+	raw, err := translate.ReadBody(ctx, t, geminiName, resp)
 	if err != nil {
 		return nil, err
 	}
 	var gr geminiResponse
 	if err := json.Unmarshal(raw, &gr); err != nil {
-		return nil, &UpstreamError{Status: http.StatusBadGateway, Provider: geminiName,
-			Body: moreErrorBody("google answered with a malformed response", "api_error", nil)}
+		return nil, &providers.UpstreamError{Status: http.StatusBadGateway, Provider: geminiName,
+			Body: translate.ErrorBody("google answered with a malformed response", "api_error", nil)}
 	}
 	out, usage := geminiTranslate(&gr, tr)
 	b, err := json.Marshal(out)
 	if err != nil {
 		return nil, err
 	}
-	return &Response{Status: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}}, Body: b, Usage: usage}, nil
+	return &providers.Response{Status: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}}, Body: b, Usage: usage}, nil
 }
 
 // ChatStream calls streamGenerateContent with alt=sse: each event is a whole
 // GenerateContentResponse holding the next piece of each candidate.
-func (g *Gemini) ChatStream(ctx context.Context, t Target, c Call) (Stream, error) {
+func (g *Adapter) ChatStream(ctx context.Context, t providers.Target, c providers.Call) (providers.Stream, error) {
 	body, tr, err := geminiBuild(t, c)
 	if err != nil {
 		return nil, err
@@ -100,7 +102,7 @@ func (g *Gemini) ChatStream(ctx context.Context, t Target, c Call) (Stream, erro
 	}
 	return &geminiStream{
 		ctx: ctx, body: resp.Body, r: sse.NewReader(resp.Body), tr: tr, key: t.APIKey,
-		chunker: moreChunker{id: moreNewID("chatcmpl-"), created: time.Now().Unix(), model: tr.model},
+		chunker: translate.Chunker{ID: translate.NewID("chatcmpl-"), Created: time.Now().Unix(), Model: tr.model},
 		choices: map[int]*geminiChoiceState{},
 	}, nil
 }
@@ -115,8 +117,8 @@ type geminiTranslation struct {
 
 // geminiBase is the API's versioned base: the Target's base URL (or Google's) with /v1beta,
 // unless it already names a version (a proxy's https://host/v1beta).
-func geminiBase(t Target) string {
-	base := moreBaseURL(t, geminiDefaultURL)
+func geminiBase(t providers.Target) string {
+	base := translate.BaseURL(t, geminiDefaultURL)
 	if !strings.HasSuffix(base, "/v1beta") && !strings.HasSuffix(base, "/v1") {
 		base += "/v1beta"
 	}
@@ -125,30 +127,30 @@ func geminiBase(t Target) string {
 
 // PassThrough sends any other call (embedContent, countTokens, models, files) to the Gemini API
 // with the Target's key, and returns the answer unchanged whatever its status.
-func (g *Gemini) PassThrough(ctx context.Context, t Target, c Call) (*http.Response, error) {
-	req, err := morePassThroughRequest(ctx, geminiBase(t), c)
+func (g *Adapter) PassThrough(ctx context.Context, t providers.Target, c providers.Call) (*http.Response, error) {
+	req, err := translate.PassThroughRequest(ctx, geminiBase(t), c)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("X-Goog-Api-Key", t.APIKey)
-	return moreSend(ctx, moreClient(t, g.client), geminiName, t.APIKey, req)
+	return translate.Send(ctx, translate.Client(t, g.client), geminiName, t.APIKey, req)
 }
 
-func (g *Gemini) do(ctx context.Context, t Target, c Call, model, method, query string, body []byte) (*http.Response, error) {
+func (g *Adapter) do(ctx context.Context, t providers.Target, c providers.Call, model, method, query string, body []byte) (*http.Response, error) {
 	u := geminiBase(t) + "/models/" + url.PathEscape(model) + ":" + method
 	if query != "" {
 		u += "?" + query
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return nil, &ConnectionError{Provider: geminiName, Reason: "its base URL is not a valid URL", Err: errors.New("the base URL is not a valid URL")}
+		return nil, &providers.ConnectionError{Provider: geminiName, Reason: "its base URL is not a valid URL", Err: errors.New("the base URL is not a valid URL")}
 	}
-	ForwardHeaders(req.Header, c.Header, false)
+	providers.ForwardHeaders(req.Header, c.Header, false)
 	req.Header.Set("Content-Type", "application/json")
 	// The key goes in a header, never the query, so that no URL (in a log or an error) holds it
 	// (https://ai.google.dev/gemini-api/docs/api-key).
 	req.Header.Set("X-Goog-Api-Key", t.APIKey)
-	resp, err := moreSend(ctx, moreClient(t, g.client), geminiName, t.APIKey, req)
+	resp, err := translate.Send(ctx, translate.Client(t, g.client), geminiName, t.APIKey, req)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +250,7 @@ type geminiThinking struct {
 	IncludeThoughts bool `json:"includeThoughts,omitempty"`
 }
 
-func geminiBuild(t Target, c Call) ([]byte, geminiTranslation, error) {
+func geminiBuild(t providers.Target, c providers.Call) ([]byte, geminiTranslation, error) {
 	req, err := c.ChatRequest()
 	if err != nil {
 		return nil, geminiTranslation{}, err
@@ -264,7 +266,7 @@ func geminiBuild(t Target, c Call) ([]byte, geminiTranslation, error) {
 	}
 	out := geminiRequest{}
 
-	gc := geminiGenConfig{Temperature: req.Temperature, TopP: req.TopP, MaxOutputTokens: moreMaxTokens(req),
+	gc := geminiGenConfig{Temperature: req.Temperature, TopP: req.TopP, MaxOutputTokens: translate.MaxTokens(req),
 		PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty, Seed: req.Seed,
 		StopSequences: req.Stop}
 	if req.N > 1 {
@@ -289,7 +291,7 @@ func geminiBuild(t Target, c Call) ([]byte, geminiTranslation, error) {
 		out.GenerationConfig = &gc
 	}
 
-	fns, legacy, err := moreFunctions(req)
+	fns, legacy, err := translate.Functions(req)
 	if err != nil {
 		return nil, tr, err
 	}
@@ -392,7 +394,7 @@ func geminiContents(msgs []openai.Message) (*geminiContent, []geminiContent, err
 			if name == "" {
 				return nil, nil, domain.Invalid(param+".tool_call_id", "a tool message must answer an earlier tool call")
 			}
-			part := geminiPart{FunctionResponse: &geminiFunctionResponse{Name: name, Response: geminiResult(moreText(parts))}}
+			part := geminiPart{FunctionResponse: &geminiFunctionResponse{Name: name, Response: geminiResult(translate.Text(parts))}}
 			if lastTool {
 				last := &out[len(out)-1]
 				last.Parts = append(last.Parts, part)
@@ -460,7 +462,7 @@ func geminiImage(p openai.Part, param string) (geminiPart, error) {
 		return geminiPart{}, domain.Invalid(param+".url", "an image_url part needs a url")
 	}
 	u := p.ImageURL.URL
-	if mediaType, data, ok := moreDataURL(u); ok {
+	if mediaType, data, ok := translate.DataURL(u); ok {
 		return geminiPart{InlineData: &geminiBlob{MimeType: mediaType, Data: data}}, nil
 	}
 	if strings.HasPrefix(u, "data:") {
@@ -510,7 +512,7 @@ func geminiModelParts(m *openai.Message, parts []openai.Part, param string, name
 		}
 	}
 	for j, tc := range m.ToolCalls {
-		args, err := moreArgs(tc.Function.Arguments, fmt.Sprintf("%s.tool_calls[%d].function.arguments", param, j))
+		args, err := translate.Args(tc.Function.Arguments, fmt.Sprintf("%s.tool_calls[%d].function.arguments", param, j))
 		if err != nil {
 			return nil, err
 		}
@@ -522,7 +524,7 @@ func geminiModelParts(m *openai.Message, parts []openai.Part, param string, name
 		out = append(out, part)
 	}
 	if fc := m.FunctionCall; fc != nil {
-		args, err := moreArgs(fc.Arguments, param+".function_call.arguments")
+		args, err := translate.Args(fc.Arguments, param+".function_call.arguments")
 		if err != nil {
 			return nil, err
 		}
@@ -562,16 +564,16 @@ type geminiUsage struct {
 }
 
 // usage: OpenAI's completion tokens include reasoning, so thoughts join the candidates.
-func (u *geminiUsage) usage() Usage {
+func (u *geminiUsage) usage() providers.Usage {
 	if u == nil {
-		return Usage{}
+		return providers.Usage{}
 	}
 	completion := u.CandidatesTokenCount + u.ThoughtsTokenCount
 	total := u.TotalTokenCount
 	if total == 0 {
 		total = u.PromptTokenCount + completion
 	}
-	return Usage{PromptTokens: u.PromptTokenCount, CompletionTokens: completion, TotalTokens: total,
+	return providers.Usage{PromptTokens: u.PromptTokenCount, CompletionTokens: completion, TotalTokens: total,
 		CachedTokens: u.CachedContentTokenCount, ReasoningTokens: u.ThoughtsTokenCount}
 }
 
@@ -594,10 +596,10 @@ func geminiFinish(reason string, calls bool, legacy bool) string {
 }
 
 // geminiToolCall gives a function call an OpenAI tool call, with an id.
-func geminiToolCall(fc *geminiFunctionCall, signature string) moreToolCall {
+func geminiToolCall(fc *geminiFunctionCall, signature string) translate.ToolCall {
 	id := fc.ID
 	if id == "" {
-		id = moreNewID("call_")
+		id = translate.NewID("call_")
 	}
 	if signature != "" {
 		id += geminiThought + signature
@@ -606,12 +608,12 @@ func geminiToolCall(fc *geminiFunctionCall, signature string) moreToolCall {
 	if args == "" || args == "null" {
 		args = "{}"
 	}
-	return moreToolCall{ID: id, Type: "function", Function: moreFunctionArg{Name: fc.Name, Arguments: args}}
+	return translate.ToolCall{ID: id, Type: "function", Function: translate.FunctionCall{Name: fc.Name, Arguments: args}}
 }
 
-func geminiTranslate(gr *geminiResponse, tr geminiTranslation) (*moreCompletion, Usage) {
-	out := &moreCompletion{Object: "chat.completion", Created: time.Now().Unix(), Model: tr.model}
-	out.ID = moreNewID("chatcmpl-")
+func geminiTranslate(gr *geminiResponse, tr geminiTranslation) (*translate.Completion, providers.Usage) {
+	out := &translate.Completion{Object: "chat.completion", Created: time.Now().Unix(), Model: tr.model}
+	out.ID = translate.NewID("chatcmpl-")
 	if gr.ResponseID != "" {
 		out.ID = "chatcmpl-" + gr.ResponseID
 	}
@@ -621,8 +623,8 @@ func geminiTranslate(gr *geminiResponse, tr geminiTranslation) (*moreCompletion,
 	for i, cand := range gr.Candidates {
 		var (
 			text    strings.Builder
-			calls   []moreToolCall
-			blocks  []moreBlock
+			calls   []translate.ToolCall
+			blocks  []translate.Block
 			thought bool
 		)
 		if cand.Content != nil {
@@ -632,16 +634,16 @@ func geminiTranslate(gr *geminiResponse, tr geminiTranslation) (*moreCompletion,
 					calls = append(calls, geminiToolCall(p.FunctionCall, p.ThoughtSignature))
 				case p.Thought:
 					thought = true
-					blocks = append(blocks, moreBlock{Type: "thinking", Thinking: p.Text, Signature: p.ThoughtSignature})
+					blocks = append(blocks, translate.Block{Type: "thinking", Thinking: p.Text, Signature: p.ThoughtSignature})
 				case p.Text != "":
 					text.WriteString(p.Text)
-					blocks = append(blocks, moreBlock{Type: "text", Text: p.Text})
+					blocks = append(blocks, translate.Block{Type: "text", Text: p.Text})
 				}
 			}
 		}
-		msg := moreOutMessage{Role: "assistant"}
+		msg := translate.Message{Role: "assistant"}
 		if text.Len() > 0 || len(calls) == 0 {
-			msg.Content = moreStr(text.String())
+			msg.Content = translate.Str(text.String())
 		}
 		if tr.legacy && len(calls) > 0 {
 			msg.FunctionCall = &calls[0].Function
@@ -656,16 +658,16 @@ func geminiTranslate(gr *geminiResponse, tr geminiTranslation) (*moreCompletion,
 		if index == 0 {
 			index = i
 		}
-		out.Choices = append(out.Choices, moreChoice{Index: index, Message: msg, Logprobs: moreNull,
+		out.Choices = append(out.Choices, translate.Choice{Index: index, Message: msg, Logprobs: translate.Null,
 			FinishReason: geminiFinish(cand.FinishReason, len(calls) > 0, tr.legacy)})
 	}
 	if len(out.Choices) == 0 {
 		// A prompt blocked before any candidate: one empty choice, filtered.
-		out.Choices = []moreChoice{{Message: moreOutMessage{Role: "assistant", Content: moreStr("")},
-			Logprobs: moreNull, FinishReason: "content_filter"}}
+		out.Choices = []translate.Choice{{Message: translate.Message{Role: "assistant", Content: translate.Str("")},
+			Logprobs: translate.Null, FinishReason: "content_filter"}}
 	}
 	usage := gr.UsageMetadata.usage()
-	out.Usage = moreUsageBody(usage)
+	out.Usage = translate.UsageOf(usage)
 	return out, usage
 }
 
@@ -715,7 +717,7 @@ func (e *geminiError) retryDelay() time.Duration {
 	return 0
 }
 
-func (e *geminiError) upstream(status int, key string) *UpstreamError {
+func (e *geminiError) upstream(status int, key string) *providers.UpstreamError {
 	msg := e.Message
 	if msg == "" {
 		msg = fmt.Sprintf("google answered %d", status)
@@ -724,25 +726,25 @@ func (e *geminiError) upstream(status int, key string) *UpstreamError {
 	if e.Status != "" {
 		code = e.Status
 	}
-	return &UpstreamError{Status: status, RetryAfter: e.retryDelay(), Provider: geminiName,
-		Body: moreErrorBody(string(Scrub([]byte(msg), key)), geminiErrorType(e.Status, status), code)}
+	return &providers.UpstreamError{Status: status, RetryAfter: e.retryDelay(), Provider: geminiName,
+		Body: translate.ErrorBody(string(providers.Scrub([]byte(msg), key)), geminiErrorType(e.Status, status), code)}
 }
 
-func geminiUpstreamError(ctx context.Context, t Target, resp *http.Response) error {
+func geminiUpstreamError(ctx context.Context, t providers.Target, resp *http.Response) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil && ctx.Err() != nil {
-		return TransportError(ctx, geminiName, err, t.APIKey)
+		return providers.TransportError(ctx, geminiName, err, t.APIKey)
 	}
 	var eb struct {
 		Error geminiError `json:"error"`
 	}
 	if json.Unmarshal(raw, &eb) != nil || eb.Error.Message == "" {
 		// Not Google's error shape (a proxy's page, a bare text): the provider's words, wrapped.
-		return &UpstreamError{Status: resp.StatusCode, RetryAfter: RetryAfter(resp.Header, time.Now()), Provider: geminiName,
-			Body: ProviderErrorBody(geminiName, resp.StatusCode, Scrub(raw, t.APIKey))}
+		return &providers.UpstreamError{Status: resp.StatusCode, RetryAfter: providers.RetryAfter(resp.Header, time.Now()), Provider: geminiName,
+			Body: providers.ProviderErrorBody(geminiName, resp.StatusCode, providers.Scrub(raw, t.APIKey))}
 	}
 	ue := eb.Error.upstream(resp.StatusCode, t.APIKey)
-	if ra := RetryAfter(resp.Header, time.Now()); ra > 0 {
+	if ra := providers.RetryAfter(resp.Header, time.Now()); ra > 0 {
 		ue.RetryAfter = ra
 	}
 	return ue
@@ -762,16 +764,16 @@ type geminiStream struct {
 	r       *sse.Reader
 	tr      geminiTranslation
 	key     string
-	chunker moreChunker
+	chunker translate.Chunker
 
 	pending [][]byte
 	choices map[int]*geminiChoiceState
-	usage   Usage
+	usage   providers.Usage
 	done    bool
 	err     error
 }
 
-func (s *geminiStream) Usage() Usage { return s.usage }
+func (s *geminiStream) Usage() providers.Usage { return s.usage }
 
 // Close ends the stream; before the end it drops the connection, which tells Google that the
 // client went away.
@@ -809,11 +811,11 @@ func (s *geminiStream) Next() ([]byte, error) {
 // end decides what the end of the upstream stream means.
 func (s *geminiStream) end(err error) error {
 	if s.ctx.Err() != nil {
-		return TransportError(s.ctx, geminiName, err, s.key)
+		return providers.TransportError(s.ctx, geminiName, err, s.key)
 	}
 	if errors.Is(err, io.EOF) && s.complete() {
 		if s.tr.includeUsage {
-			s.pending = append(s.pending, s.chunker.usage(s.usage))
+			s.pending = append(s.pending, s.chunker.Usage(s.usage))
 		}
 		s.done = true
 		return nil
@@ -821,8 +823,8 @@ func (s *geminiStream) end(err error) error {
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
 	}
-	return &ConnectionError{Provider: geminiName,
-		Err: fmt.Errorf("the stream ended before every candidate finished: %w", RedactError(err, s.key))}
+	return &providers.ConnectionError{Provider: geminiName,
+		Err: fmt.Errorf("the stream ended before every candidate finished: %w", providers.RedactError(err, s.key))}
 }
 
 func (s *geminiStream) complete() bool {
@@ -843,8 +845,8 @@ func (s *geminiStream) handle(data []byte) error {
 	}
 	var gr geminiResponse
 	if err := json.Unmarshal(data, &gr); err != nil {
-		return &UpstreamError{Status: http.StatusBadGateway, Provider: geminiName,
-			Body: moreErrorBody("google sent a malformed stream event", "api_error", nil)}
+		return &providers.UpstreamError{Status: http.StatusBadGateway, Provider: geminiName,
+			Body: translate.ErrorBody("google sent a malformed stream event", "api_error", nil)}
 	}
 	if gr.Error != nil {
 		status := gr.Error.Code
@@ -854,10 +856,10 @@ func (s *geminiStream) handle(data []byte) error {
 		return gr.Error.upstream(status, s.key)
 	}
 	if gr.ResponseID != "" && len(s.choices) == 0 {
-		s.chunker.id = "chatcmpl-" + gr.ResponseID
+		s.chunker.ID = "chatcmpl-" + gr.ResponseID
 	}
 	if gr.ModelVersion != "" {
-		s.chunker.model = gr.ModelVersion
+		s.chunker.Model = gr.ModelVersion
 	}
 	if gr.UsageMetadata != nil {
 		s.usage = gr.UsageMetadata.usage() // cumulative: the last one is the whole
@@ -866,7 +868,7 @@ func (s *geminiStream) handle(data []byte) error {
 		st := s.choice(0)
 		st.finished = true
 		finish := "content_filter"
-		s.pending = append(s.pending, s.chunker.chunk(moreChunkChoice{Index: 0, Delta: moreDelta{}, FinishReason: &finish}))
+		s.pending = append(s.pending, s.chunker.Chunk(translate.ChunkChoice{Index: 0, Delta: translate.Delta{}, FinishReason: &finish}))
 		return nil
 	}
 	for _, cand := range gr.Candidates {
@@ -879,7 +881,7 @@ func (s *geminiStream) handle(data []byte) error {
 		if cand.FinishReason != "" && !st.finished {
 			st.finished = true
 			finish := geminiFinish(cand.FinishReason, st.tools > 0, s.tr.legacy)
-			s.pending = append(s.pending, s.chunker.chunk(moreChunkChoice{Index: cand.Index, Delta: moreDelta{}, FinishReason: &finish}))
+			s.pending = append(s.pending, s.chunker.Chunk(translate.ChunkChoice{Index: cand.Index, Delta: translate.Delta{}, FinishReason: &finish}))
 		}
 	}
 	return nil
@@ -891,34 +893,34 @@ func (s *geminiStream) choice(index int) *geminiChoiceState {
 	if !ok {
 		st = &geminiChoiceState{}
 		s.choices[index] = st
-		s.pending = append(s.pending, s.chunker.chunk(moreChunkChoice{Index: index,
-			Delta: moreDelta{Role: "assistant", Content: moreStr("")}}))
+		s.pending = append(s.pending, s.chunker.Chunk(translate.ChunkChoice{Index: index,
+			Delta: translate.Delta{Role: "assistant", Content: translate.Str("")}}))
 	}
 	return st
 }
 
 func (s *geminiStream) part(index int, st *geminiChoiceState, p geminiPart) {
-	var d moreDelta
+	var d translate.Delta
 	switch {
 	case p.FunctionCall != nil:
 		// Gemini sends a function call whole: one delta carries its name and all its arguments.
 		tc := geminiToolCall(p.FunctionCall, p.ThoughtSignature)
 		if s.tr.legacy {
-			d.FunctionCall = &moreFunctionDelta{Name: tc.Function.Name, Arguments: tc.Function.Arguments}
+			d.FunctionCall = &translate.FunctionDelta{Name: tc.Function.Name, Arguments: tc.Function.Arguments}
 		} else {
-			d.ToolCalls = []moreToolCallDelta{{Index: st.tools, ID: tc.ID, Type: "function",
-				Function: moreFunctionDelta{Name: tc.Function.Name, Arguments: tc.Function.Arguments}}}
+			d.ToolCalls = []translate.ToolCallDelta{{Index: st.tools, ID: tc.ID, Type: "function",
+				Function: translate.FunctionDelta{Name: tc.Function.Name, Arguments: tc.Function.Arguments}}}
 		}
 		st.tools++
 	case p.Thought:
 		if s.tr.strict || (p.Text == "" && p.ThoughtSignature == "") {
 			return
 		}
-		d.ContentBlocks = []moreBlockDelta{{Delta: moreBlock{Thinking: p.Text, Signature: p.ThoughtSignature}}}
+		d.ContentBlocks = []translate.BlockDelta{{Delta: translate.Block{Thinking: p.Text, Signature: p.ThoughtSignature}}}
 	case p.Text != "":
-		d.Content = moreStr(p.Text)
+		d.Content = translate.Str(p.Text)
 	default:
 		return
 	}
-	s.pending = append(s.pending, s.chunker.chunk(moreChunkChoice{Index: index, Delta: d}))
+	s.pending = append(s.pending, s.chunker.Chunk(translate.ChunkChoice{Index: index, Delta: d}))
 }

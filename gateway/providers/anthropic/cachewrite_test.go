@@ -1,4 +1,4 @@
-package providers_test
+package anthropic_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/providers/anthropic"
 	"github.com/causeway/causeway/gateway/providers/providertest"
 )
 
@@ -20,14 +21,14 @@ func TestAnthropicCacheWrites(t *testing.T) {
 	t.Run("whole answer", func(t *testing.T) {
 		s := providertest.NewAnthropic(t)
 		s.SetCacheUsage(30, 120)
-		resp, err := providers.NewAnthropic(nil).Chat(context.Background(), anthropicTarget(s),
+		resp, err := anthropic.New(nil).Chat(context.Background(), anthropicTarget(s),
 			anthropicCall(`{"messages":[{"role":"user","content":"Say hello to me"}]}`))
 		require.NoError(t, err)
 		// 4 words of input + 30 read from the cache + 120 written to it.
 		assert.Equal(t, providers.Usage{PromptTokens: 154, CompletionTokens: 4, TotalTokens: 158, CachedTokens: 30,
 			CacheWriteTokens: 120}, resp.Usage)
 		assert.Equal(t, map[string]any{"prompt_tokens": 154.0, "completion_tokens": 4.0, "total_tokens": 158.0,
-			"prompt_tokens_details": map[string]any{"cached_tokens": 30.0}}, moreJSON(t, resp.Body)["usage"])
+			"prompt_tokens_details": map[string]any{"cached_tokens": 30.0}}, providertest.Decode(t, resp.Body)["usage"])
 	})
 
 	t.Run("stream: message_start's counts", func(t *testing.T) {
@@ -36,10 +37,10 @@ func TestAnthropicCacheWrites(t *testing.T) {
 		s.SetStream(providertest.StreamPlan{Chunks: 4})
 		call := anthropicCall(`{"messages":[{"role":"user","content":"Say hello"}],"stream":true,"stream_options":{"include_usage":true}}`)
 		call.Stream = true
-		st, err := providers.NewAnthropic(nil).ChatStream(context.Background(), anthropicTarget(s), call)
+		st, err := anthropic.New(nil).ChatStream(context.Background(), anthropicTarget(s), call)
 		require.NoError(t, err)
 		defer st.Close()
-		chunks, err := moreDrain(t, st)
+		chunks, err := providertest.Drain(t, st)
 		require.NoError(t, err)
 		// 2 words of input + 2 read + 9 written; 4 deltas out.
 		assert.Equal(t, providers.Usage{PromptTokens: 13, CompletionTokens: 4, TotalTokens: 17, CachedTokens: 2,
@@ -63,10 +64,10 @@ func TestAnthropicCacheWrites(t *testing.T) {
 		}, "")})
 		call := anthropicCall(`{"messages":[{"role":"user","content":"Hi"}],"stream":true}`)
 		call.Stream = true
-		st, err := providers.NewAnthropic(nil).ChatStream(context.Background(), anthropicTarget(s), call)
+		st, err := anthropic.New(nil).ChatStream(context.Background(), anthropicTarget(s), call)
 		require.NoError(t, err)
 		defer st.Close()
-		_, err = moreDrain(t, st)
+		_, err = providertest.Drain(t, st)
 		require.NoError(t, err)
 		assert.Equal(t, providers.Usage{PromptTokens: 81, CompletionTokens: 6, TotalTokens: 87, CachedTokens: 8,
 			CacheWriteTokens: 70}, st.Usage())

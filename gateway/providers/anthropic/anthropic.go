@@ -1,4 +1,4 @@
-package providers
+package anthropic
 
 import (
 	"bytes"
@@ -13,10 +13,12 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/gateway/openai"
+	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/providers/translate"
 	"github.com/causeway/causeway/gateway/sse"
 )
 
-// Anthropic adapts the Anthropic Messages API (https://docs.anthropic.com/en/api/messages):
+// Adapter adapts the Anthropic Messages API (https://docs.anthropic.com/en/api/messages):
 // OpenAI chat requests become Messages requests, and Messages answers and named stream events
 // become chat.completion objects and chunks.
 //
@@ -26,23 +28,23 @@ import (
 // delta.content_blocks; a client sends them back as assistant content parts of types thinking
 // and redacted_thinking, which the provider needs to check their signatures. A strict Target
 // drops all of it, so its answers hold only OpenAI's fields.
-type Anthropic struct {
+type Adapter struct {
 	client *http.Client
 }
 
 var (
-	_ Provider      = (*Anthropic)(nil)
-	_ ChatStreamer  = (*Anthropic)(nil)
-	_ PassThrougher = (*Anthropic)(nil)
+	_ providers.Provider      = (*Adapter)(nil)
+	_ providers.ChatStreamer  = (*Adapter)(nil)
+	_ providers.PassThrougher = (*Adapter)(nil)
 )
 
-// NewAnthropic returns the Anthropic adapter; client sends calls whose Target carries no client
+// New returns the Anthropic adapter; client sends calls whose Target carries no client
 // (nil: a pooled client of its own).
-func NewAnthropic(client *http.Client) *Anthropic {
+func New(client *http.Client) *Adapter {
 	if client == nil {
-		client = NewClient()
+		client = providers.NewClient()
 	}
-	return &Anthropic{client: client}
+	return &Adapter{client: client}
 }
 
 const (
@@ -54,10 +56,10 @@ const (
 )
 
 // Name is the provider name.
-func (*Anthropic) Name() string { return anthropicName }
+func (*Adapter) Name() string { return anthropicName }
 
 // Chat sends one Messages request and translates its answer.
-func (a *Anthropic) Chat(ctx context.Context, t Target, c Call) (*Response, error) {
+func (a *Adapter) Chat(ctx context.Context, t providers.Target, c providers.Call) (*providers.Response, error) {
 	body, tr, err := anthropicBuild(t, c, false)
 	if err != nil {
 		return nil, err
@@ -67,25 +69,25 @@ func (a *Anthropic) Chat(ctx context.Context, t Target, c Call) (*Response, erro
 		return nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := moreReadBody(ctx, t, anthropicName, resp)
+	raw, err := translate.ReadBody(ctx, t, anthropicName, resp)
 	if err != nil {
 		return nil, err
 	}
 	var msg anthropicMessageResponse
 	if err := json.Unmarshal(raw, &msg); err != nil {
-		return nil, &UpstreamError{Status: http.StatusBadGateway, Provider: anthropicName,
-			Body: moreErrorBody("anthropic answered with a malformed message", "api_error", nil)}
+		return nil, &providers.UpstreamError{Status: http.StatusBadGateway, Provider: anthropicName,
+			Body: translate.ErrorBody("anthropic answered with a malformed message", "api_error", nil)}
 	}
 	out, usage := anthropicTranslate(&msg, tr)
 	b, err := json.Marshal(out)
 	if err != nil {
 		return nil, err
 	}
-	return &Response{Status: http.StatusOK, Header: anthropicAnswerHeader(resp.Header), Body: b, Usage: usage}, nil
+	return &providers.Response{Status: http.StatusOK, Header: anthropicAnswerHeader(resp.Header), Body: b, Usage: usage}, nil
 }
 
 // ChatStream sends one streamed Messages request; its named events become chunks.
-func (a *Anthropic) ChatStream(ctx context.Context, t Target, c Call) (Stream, error) {
+func (a *Adapter) ChatStream(ctx context.Context, t providers.Target, c providers.Call) (providers.Stream, error) {
 	body, tr, err := anthropicBuild(t, c, true)
 	if err != nil {
 		return nil, err
@@ -96,7 +98,7 @@ func (a *Anthropic) ChatStream(ctx context.Context, t Target, c Call) (Stream, e
 	}
 	return &anthropicStream{
 		ctx: ctx, body: resp.Body, r: sse.NewReader(resp.Body), tr: tr, key: t.APIKey,
-		chunker: moreChunker{created: time.Now().Unix(), model: tr.model},
+		chunker: translate.Chunker{Created: time.Now().Unix(), Model: tr.model},
 		tools:   map[int]int{},
 	}, nil
 }
@@ -111,8 +113,8 @@ type anthropicTranslation struct {
 
 // anthropicBase is the API's versioned base: the Target's base URL (or Anthropic's) with /v1,
 // unless it already ends so (a proxy's https://host/v1).
-func anthropicBase(t Target) string {
-	base := moreBaseURL(t, anthropicDefaultURL)
+func anthropicBase(t providers.Target) string {
+	base := translate.BaseURL(t, anthropicDefaultURL)
 	if !strings.HasSuffix(base, "/v1") {
 		base += "/v1"
 	}
@@ -120,33 +122,33 @@ func anthropicBase(t Target) string {
 }
 
 // authorize sets the credential and version headers, after any forwarded ones.
-func (a *Anthropic) authorize(h http.Header, t Target) {
+func (a *Adapter) authorize(h http.Header, t providers.Target) {
 	h.Set("X-Api-Key", t.APIKey)
 	// Versioning: https://docs.anthropic.com/en/api/versioning; a forwarded header, or the
 	// Target's anthropic_version, may pin another.
 	if h.Get("Anthropic-Version") == "" {
-		version := t.Option(OptionAnthropicVersion)
+		version := t.Option(providers.OptionAnthropicVersion)
 		if version == "" {
 			version = anthropicVersion
 		}
 		h.Set("Anthropic-Version", version)
 	}
 	// Beta features: https://docs.anthropic.com/en/api/beta-headers (comma-separated names).
-	if beta := t.Option(OptionAnthropicBeta); beta != "" {
+	if beta := t.Option(providers.OptionAnthropicBeta); beta != "" {
 		h.Add("Anthropic-Beta", beta)
 	}
 }
 
 // do sends a Messages request body and turns a refusal into an *UpstreamError.
-func (a *Anthropic) do(ctx context.Context, t Target, c Call, body []byte) (*http.Response, error) {
+func (a *Adapter) do(ctx context.Context, t providers.Target, c providers.Call, body []byte) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, anthropicBase(t)+"/messages", bytes.NewReader(body))
 	if err != nil {
-		return nil, &ConnectionError{Provider: anthropicName, Reason: "its base URL is not a valid URL", Err: errors.New("the base URL is not a valid URL")}
+		return nil, &providers.ConnectionError{Provider: anthropicName, Reason: "its base URL is not a valid URL", Err: errors.New("the base URL is not a valid URL")}
 	}
-	ForwardHeaders(req.Header, c.Header, false)
+	providers.ForwardHeaders(req.Header, c.Header, false)
 	req.Header.Set("Content-Type", "application/json")
 	a.authorize(req.Header, t)
-	resp, err := moreSend(ctx, moreClient(t, a.client), anthropicName, t.APIKey, req)
+	resp, err := translate.Send(ctx, translate.Client(t, a.client), anthropicName, t.APIKey, req)
 	if err != nil {
 		return nil, err
 	}
@@ -159,13 +161,13 @@ func (a *Anthropic) do(ctx context.Context, t Target, c Call, body []byte) (*htt
 
 // PassThrough sends any other call (count_tokens, models, batches) to Anthropic's API with the
 // Target's credential, and returns the answer unchanged whatever its status.
-func (a *Anthropic) PassThrough(ctx context.Context, t Target, c Call) (*http.Response, error) {
-	req, err := morePassThroughRequest(ctx, anthropicBase(t), c)
+func (a *Adapter) PassThrough(ctx context.Context, t providers.Target, c providers.Call) (*http.Response, error) {
+	req, err := translate.PassThroughRequest(ctx, anthropicBase(t), c)
 	if err != nil {
 		return nil, err
 	}
 	a.authorize(req.Header, t)
-	return moreSend(ctx, moreClient(t, a.client), anthropicName, t.APIKey, req)
+	return translate.Send(ctx, translate.Client(t, a.client), anthropicName, t.APIKey, req)
 }
 
 // anthropicAnswerHeader keeps what is worth passing back: Anthropic's request id.
@@ -241,7 +243,7 @@ type anthropicMetadata struct {
 }
 
 // anthropicBuild translates the OpenAI request in c into a Messages request body.
-func anthropicBuild(t Target, c Call, stream bool) ([]byte, anthropicTranslation, error) {
+func anthropicBuild(t providers.Target, c providers.Call, stream bool) ([]byte, anthropicTranslation, error) {
 	req, err := c.ChatRequest()
 	if err != nil {
 		return nil, anthropicTranslation{}, err
@@ -256,7 +258,7 @@ func anthropicBuild(t Target, c Call, stream bool) ([]byte, anthropicTranslation
 	}
 	out := anthropicRequest{Model: model, Stream: stream, Temperature: req.Temperature, TopP: req.TopP,
 		MaxTokens: anthropicDefaultMaxTokens, StopSequences: req.Stop}
-	if mt := moreMaxTokens(req); mt != nil {
+	if mt := translate.MaxTokens(req); mt != nil {
 		out.MaxTokens = *mt
 	}
 	if req.User != "" {
@@ -268,7 +270,7 @@ func anthropicBuild(t Target, c Call, stream bool) ([]byte, anthropicTranslation
 		out.Thinking = req.Thinking.Raw
 	}
 
-	fns, legacy, err := moreFunctions(req)
+	fns, legacy, err := translate.Functions(req)
 	if err != nil {
 		return nil, tr, err
 	}
@@ -361,7 +363,7 @@ func anthropicMessages(msgs []openai.Message, strict bool) ([]anthropicBlock, []
 				return nil, nil, domain.Invalid(param+".tool_call_id", "a tool message must answer an earlier tool call")
 			}
 			result := anthropicBlock{Type: "tool_result", ToolUseID: id}
-			if text := moreText(parts); text != "" {
+			if text := translate.Text(parts); text != "" {
 				result.Content = []anthropicBlock{{Type: "text", Text: text}}
 			}
 			if lastTool {
@@ -411,7 +413,7 @@ func anthropicImage(p openai.Part, param string) (anthropicBlock, error) {
 		return anthropicBlock{}, domain.Invalid(param+".url", "an image_url part needs a url")
 	}
 	u := p.ImageURL.URL
-	if mediaType, data, ok := moreDataURL(u); ok {
+	if mediaType, data, ok := translate.DataURL(u); ok {
 		typ := "image"
 		if mediaType == "application/pdf" {
 			typ = "document"
@@ -451,20 +453,20 @@ func anthropicAssistantBlocks(m *openai.Message, parts []openai.Part, param stri
 		}
 	}
 	for j, tc := range m.ToolCalls {
-		input, err := moreArgs(tc.Function.Arguments, fmt.Sprintf("%s.tool_calls[%d].function.arguments", param, j))
+		input, err := translate.Args(tc.Function.Arguments, fmt.Sprintf("%s.tool_calls[%d].function.arguments", param, j))
 		if err != nil {
 			return nil, err
 		}
 		blocks = append(blocks, anthropicBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: input})
 	}
 	if fc := m.FunctionCall; fc != nil {
-		input, err := moreArgs(fc.Arguments, param+".function_call.arguments")
+		input, err := translate.Args(fc.Arguments, param+".function_call.arguments")
 		if err != nil {
 			return nil, err
 		}
 		// A legacy function call has no id; one is made up and given to the function message
 		// that answers it.
-		id := moreNewID("toolu_")
+		id := translate.NewID("toolu_")
 		legacyID[fc.Name] = append(legacyID[fc.Name], id)
 		blocks = append(blocks, anthropicBlock{Type: "tool_use", ID: id, Name: fc.Name, Input: input})
 	}
@@ -490,9 +492,9 @@ type anthropicUsage struct {
 
 // usage: OpenAI's prompt_tokens count every input token, cached or not; Anthropic's
 // input_tokens leave out those read from or written to the cache.
-func (u anthropicUsage) usage() Usage {
+func (u anthropicUsage) usage() providers.Usage {
 	prompt := u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
-	return Usage{PromptTokens: prompt, CompletionTokens: u.OutputTokens, TotalTokens: prompt + u.OutputTokens,
+	return providers.Usage{PromptTokens: prompt, CompletionTokens: u.OutputTokens, TotalTokens: prompt + u.OutputTokens,
 		CachedTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens}
 }
 
@@ -512,12 +514,12 @@ func anthropicFinish(stop string, legacy bool) string {
 	return "stop" // end_turn, stop_sequence, pause_turn
 }
 
-func anthropicTranslate(msg *anthropicMessageResponse, tr anthropicTranslation) (*moreCompletion, Usage) {
+func anthropicTranslate(msg *anthropicMessageResponse, tr anthropicTranslation) (*translate.Completion, providers.Usage) {
 	var (
 		text     strings.Builder
 		hasText  bool
-		calls    []moreToolCall
-		blocks   []moreBlock
+		calls    []translate.ToolCall
+		blocks   []translate.Block
 		thinking bool
 	)
 	for _, b := range msg.Content {
@@ -525,24 +527,24 @@ func anthropicTranslate(msg *anthropicMessageResponse, tr anthropicTranslation) 
 		case "text":
 			text.WriteString(b.Text)
 			hasText = true
-			blocks = append(blocks, moreBlock{Type: "text", Text: b.Text})
+			blocks = append(blocks, translate.Block{Type: "text", Text: b.Text})
 		case "tool_use":
 			args := string(b.Input)
 			if args == "" {
 				args = "{}"
 			}
-			calls = append(calls, moreToolCall{ID: b.ID, Type: "function", Function: moreFunctionArg{Name: b.Name, Arguments: args}})
+			calls = append(calls, translate.ToolCall{ID: b.ID, Type: "function", Function: translate.FunctionCall{Name: b.Name, Arguments: args}})
 		case "thinking":
 			thinking = true
-			blocks = append(blocks, moreBlock{Type: "thinking", Thinking: b.Thinking, Signature: b.Signature})
+			blocks = append(blocks, translate.Block{Type: "thinking", Thinking: b.Thinking, Signature: b.Signature})
 		case "redacted_thinking":
 			thinking = true
-			blocks = append(blocks, moreBlock{Type: "redacted_thinking", Data: b.Data})
+			blocks = append(blocks, translate.Block{Type: "redacted_thinking", Data: b.Data})
 		}
 	}
-	out := moreOutMessage{Role: "assistant"}
+	out := translate.Message{Role: "assistant"}
 	if hasText || len(calls) == 0 {
-		out.Content = moreStr(text.String())
+		out.Content = translate.Str(text.String())
 	}
 	if tr.legacy && len(calls) > 0 {
 		out.FunctionCall = &calls[0].Function
@@ -557,10 +559,10 @@ func anthropicTranslate(msg *anthropicMessageResponse, tr anthropicTranslation) 
 		model = tr.model
 	}
 	usage := msg.Usage.usage()
-	return &moreCompletion{
+	return &translate.Completion{
 		ID: msg.ID, Object: "chat.completion", Created: time.Now().Unix(), Model: model,
-		Choices: []moreChoice{{Index: 0, Message: out, Logprobs: moreNull, FinishReason: anthropicFinish(msg.StopReason, tr.legacy)}},
-		Usage:   moreUsageBody(usage),
+		Choices: []translate.Choice{{Index: 0, Message: out, Logprobs: translate.Null, FinishReason: anthropicFinish(msg.StopReason, tr.legacy)}},
+		Usage:   translate.UsageOf(usage),
 	}, usage
 }
 
@@ -569,15 +571,15 @@ func anthropicTranslate(msg *anthropicMessageResponse, tr anthropicTranslation) 
 // anthropicUpstreamError reads a refusal into OpenAI's error shape, keeping Anthropic's error
 // object and type (its names are OpenAI's where the two overlap); a body of another shape (a
 // proxy's HTML page) is wrapped as ProviderErrorBody says.
-func anthropicUpstreamError(ctx context.Context, t Target, resp *http.Response) error {
+func anthropicUpstreamError(ctx context.Context, t providers.Target, resp *http.Response) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil && ctx.Err() != nil {
-		return TransportError(ctx, anthropicName, err, t.APIKey)
+		return providers.TransportError(ctx, anthropicName, err, t.APIKey)
 	}
-	return &UpstreamError{
+	return &providers.UpstreamError{
 		Status:     resp.StatusCode,
-		RetryAfter: RetryAfter(resp.Header, time.Now()),
-		Body:       ProviderErrorBody(anthropicName, resp.StatusCode, Scrub(raw, t.APIKey)),
+		RetryAfter: providers.RetryAfter(resp.Header, time.Now()),
+		Body:       providers.ProviderErrorBody(anthropicName, resp.StatusCode, providers.Scrub(raw, t.APIKey)),
 		Provider:   anthropicName,
 	}
 }
@@ -638,7 +640,7 @@ type anthropicStream struct {
 	r       *sse.Reader
 	tr      anthropicTranslation
 	key     string
-	chunker moreChunker
+	chunker translate.Chunker
 
 	pending [][]byte
 	tools   map[int]int // content block index → tool call index
@@ -648,7 +650,7 @@ type anthropicStream struct {
 	err     error
 }
 
-func (s *anthropicStream) Usage() Usage { return s.usage.usage() }
+func (s *anthropicStream) Usage() providers.Usage { return s.usage.usage() }
 
 // Close ends the stream. Before message_stop it drops the connection, which is how Anthropic
 // learns that the client went away; after it, the rest is drained so the connection can be
@@ -686,20 +688,20 @@ func (s *anthropicStream) Next() ([]byte, error) {
 
 func (s *anthropicStream) readError(err error) error {
 	if s.ctx.Err() != nil {
-		return TransportError(s.ctx, anthropicName, err, s.key)
+		return providers.TransportError(s.ctx, anthropicName, err, s.key)
 	}
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
 	}
-	return &ConnectionError{Provider: anthropicName,
-		Err: fmt.Errorf("the stream ended before message_stop: %w", RedactError(err, s.key))}
+	return &providers.ConnectionError{Provider: anthropicName,
+		Err: fmt.Errorf("the stream ended before message_stop: %w", providers.RedactError(err, s.key))}
 }
 
 func (s *anthropicStream) handle(ev sse.Event) error {
 	var e anthropicEvent
 	if err := json.Unmarshal(ev.Data, &e); err != nil {
-		return &UpstreamError{Status: http.StatusBadGateway, Provider: anthropicName,
-			Body: moreErrorBody("anthropic sent a malformed stream event", "api_error", nil)}
+		return &providers.UpstreamError{Status: http.StatusBadGateway, Provider: anthropicName,
+			Body: translate.ErrorBody("anthropic sent a malformed stream event", "api_error", nil)}
 	}
 	typ := e.Type
 	if typ == "" {
@@ -708,13 +710,13 @@ func (s *anthropicStream) handle(ev sse.Event) error {
 	switch typ {
 	case "message_start":
 		if e.Message != nil {
-			s.chunker.id = e.Message.ID
+			s.chunker.ID = e.Message.ID
 			if e.Message.Model != "" {
-				s.chunker.model = e.Message.Model
+				s.chunker.Model = e.Message.Model
 			}
 			s.usage = e.Message.Usage
 		}
-		s.emit(moreDelta{Role: "assistant", Content: moreStr("")})
+		s.emit(translate.Delta{Role: "assistant", Content: translate.Str("")})
 	case "content_block_start":
 		if e.ContentBlock != nil {
 			s.blockStart(e.Index, e.ContentBlock)
@@ -743,9 +745,9 @@ func (s *anthropicStream) handle(ev sse.Event) error {
 		}
 	case "message_stop":
 		finish := anthropicFinish(s.stop, s.tr.legacy)
-		s.pending = append(s.pending, s.chunker.chunk(moreChunkChoice{Delta: moreDelta{}, FinishReason: &finish}))
+		s.pending = append(s.pending, s.chunker.Chunk(translate.ChunkChoice{Delta: translate.Delta{}, FinishReason: &finish}))
 		if s.tr.includeUsage {
-			s.pending = append(s.pending, s.chunker.usage(s.Usage()))
+			s.pending = append(s.pending, s.chunker.Usage(s.Usage()))
 		}
 		s.done = true
 	case "error":
@@ -755,43 +757,43 @@ func (s *anthropicStream) handle(ev sse.Event) error {
 				etype = e.Error.Type
 			}
 			if e.Error.Message != "" {
-				msg = string(Scrub([]byte(e.Error.Message), s.key))
+				msg = string(providers.Scrub([]byte(e.Error.Message), s.key))
 			}
 		}
-		return &UpstreamError{Status: anthropicErrorStatus(etype), Provider: anthropicName, Body: moreErrorBody(msg, etype, nil)}
+		return &providers.UpstreamError{Status: anthropicErrorStatus(etype), Provider: anthropicName, Body: translate.ErrorBody(msg, etype, nil)}
 	}
 	// ping, content_block_stop and event types added later carry nothing to translate
 	// (https://docs.anthropic.com/en/api/versioning: new event types may appear).
 	return nil
 }
 
-func (s *anthropicStream) emit(d moreDelta) {
-	s.pending = append(s.pending, s.chunker.chunk(moreChunkChoice{Delta: d}))
+func (s *anthropicStream) emit(d translate.Delta) {
+	s.pending = append(s.pending, s.chunker.Chunk(translate.ChunkChoice{Delta: d}))
 }
 
 func (s *anthropicStream) blockStart(index int, b *anthropicBlock) {
 	switch b.Type {
 	case "text":
 		if b.Text != "" {
-			s.emit(moreDelta{Content: moreStr(b.Text)})
+			s.emit(translate.Delta{Content: translate.Str(b.Text)})
 		}
 	case "tool_use":
 		n := len(s.tools)
 		s.tools[index] = n
 		if s.tr.legacy {
-			s.emit(moreDelta{FunctionCall: &moreFunctionDelta{Name: b.Name}})
+			s.emit(translate.Delta{FunctionCall: &translate.FunctionDelta{Name: b.Name}})
 			return
 		}
-		s.emit(moreDelta{ToolCalls: []moreToolCallDelta{{Index: n, ID: b.ID, Type: "function",
-			Function: moreFunctionDelta{Name: b.Name}}}})
+		s.emit(translate.Delta{ToolCalls: []translate.ToolCallDelta{{Index: n, ID: b.ID, Type: "function",
+			Function: translate.FunctionDelta{Name: b.Name}}}})
 	case "thinking":
 		if !s.tr.strict && (b.Thinking != "" || b.Signature != "") {
-			s.emit(moreDelta{ContentBlocks: []moreBlockDelta{{Index: index,
-				Delta: moreBlock{Thinking: b.Thinking, Signature: b.Signature}}}})
+			s.emit(translate.Delta{ContentBlocks: []translate.BlockDelta{{Index: index,
+				Delta: translate.Block{Thinking: b.Thinking, Signature: b.Signature}}}})
 		}
 	case "redacted_thinking":
 		if !s.tr.strict {
-			s.emit(moreDelta{ContentBlocks: []moreBlockDelta{{Index: index, Delta: moreBlock{Data: b.Data}}}})
+			s.emit(translate.Delta{ContentBlocks: []translate.BlockDelta{{Index: index, Delta: translate.Block{Data: b.Data}}}})
 		}
 	}
 }
@@ -800,7 +802,7 @@ func (s *anthropicStream) blockDelta(index int, d *anthropicDelta) {
 	switch d.Type {
 	case "text_delta":
 		if d.Text != "" {
-			s.emit(moreDelta{Content: moreStr(d.Text)})
+			s.emit(translate.Delta{Content: translate.Str(d.Text)})
 		}
 	case "input_json_delta":
 		n, ok := s.tools[index]
@@ -808,17 +810,17 @@ func (s *anthropicStream) blockDelta(index int, d *anthropicDelta) {
 			return
 		}
 		if s.tr.legacy {
-			s.emit(moreDelta{FunctionCall: &moreFunctionDelta{Arguments: d.PartialJSON}})
+			s.emit(translate.Delta{FunctionCall: &translate.FunctionDelta{Arguments: d.PartialJSON}})
 			return
 		}
-		s.emit(moreDelta{ToolCalls: []moreToolCallDelta{{Index: n, Function: moreFunctionDelta{Arguments: d.PartialJSON}}}})
+		s.emit(translate.Delta{ToolCalls: []translate.ToolCallDelta{{Index: n, Function: translate.FunctionDelta{Arguments: d.PartialJSON}}}})
 	case "thinking_delta":
 		if !s.tr.strict && d.Thinking != "" {
-			s.emit(moreDelta{ContentBlocks: []moreBlockDelta{{Index: index, Delta: moreBlock{Thinking: d.Thinking}}}})
+			s.emit(translate.Delta{ContentBlocks: []translate.BlockDelta{{Index: index, Delta: translate.Block{Thinking: d.Thinking}}}})
 		}
 	case "signature_delta":
 		if !s.tr.strict && d.Signature != "" {
-			s.emit(moreDelta{ContentBlocks: []moreBlockDelta{{Index: index, Delta: moreBlock{Signature: d.Signature}}}})
+			s.emit(translate.Delta{ContentBlocks: []translate.BlockDelta{{Index: index, Delta: translate.Block{Signature: d.Signature}}}})
 		}
 	}
 }

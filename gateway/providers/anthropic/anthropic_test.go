@@ -1,4 +1,4 @@
-package providers_test
+package anthropic_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/gateway/openai"
 	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/providers/anthropic"
 	"github.com/causeway/causeway/gateway/providers/providertest"
 )
 
@@ -28,62 +29,6 @@ func anthropicTarget(s *providertest.AnthropicServer) providers.Target {
 
 func anthropicCall(body string) providers.Call {
 	return providers.Call{Endpoint: providers.EndpointChat, Model: "claude-sonnet-4-5", Body: json.RawMessage(body)}
-}
-
-// moreDig walks a decoded JSON value by keys and indexes; nil when the path does not exist.
-func moreDig(v any, path ...any) any {
-	for _, p := range path {
-		switch k := p.(type) {
-		case string:
-			m, ok := v.(map[string]any)
-			if !ok {
-				return nil
-			}
-			v = m[k]
-		case int:
-			a, ok := v.([]any)
-			if !ok || k >= len(a) {
-				return nil
-			}
-			v = a[k]
-		}
-	}
-	return v
-}
-
-func moreJSON(t *testing.T, b []byte) map[string]any {
-	t.Helper()
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(b, &m), string(b))
-	return m
-}
-
-// moreDrain reads a stream to its end: the decoded chunks, and the error that ended it (nil
-// for io.EOF).
-func moreDrain(t *testing.T, st providers.Stream) ([]map[string]any, error) {
-	t.Helper()
-	var chunks []map[string]any
-	for {
-		b, err := st.Next()
-		if errors.Is(err, io.EOF) {
-			return chunks, nil
-		}
-		if err != nil {
-			return chunks, err
-		}
-		chunks = append(chunks, moreJSON(t, b))
-	}
-}
-
-// moreContent joins the chunks' delta.content.
-func moreContent(chunks []map[string]any) string {
-	var b strings.Builder
-	for _, c := range chunks {
-		if s, ok := moreDig(c, "choices", 0, "delta", "content").(string); ok {
-			b.WriteString(s)
-		}
-	}
-	return b.String()
 }
 
 func TestAnthropicRequestTranslation(t *testing.T) {
@@ -150,7 +95,7 @@ func TestAnthropicRequestTranslation(t *testing.T) {
 				`{"type":"image_url","image_url":{"url":"https://example.com/cat.jpg","detail":"high"}},` +
 				`{"type":"image_url","image_url":{"url":"data:application/pdf;base64,JVBERi0xLjQ="}}]}]}`,
 			check: func(t *testing.T, got map[string]any) {
-				content := moreDig(got, "messages", 0, "content")
+				content := providertest.Dig(got, "messages", 0, "content")
 				assert.Equal(t, []any{
 					map[string]any{"type": "text", "text": "What is this?"},
 					map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": png}},
@@ -233,12 +178,12 @@ func TestAnthropicRequestTranslation(t *testing.T) {
 				assert.Equal(t, []any{map[string]any{"name": "get_time", "description": "Current time",
 					"input_schema": map[string]any{"type": "object", "properties": map[string]any{}}}}, got["tools"])
 				assert.Equal(t, map[string]any{"type": "tool", "name": "get_time"}, got["tool_choice"])
-				use := moreDig(got, "messages", 1, "content", 1)
-				result := moreDig(got, "messages", 2, "content", 0)
-				assert.Equal(t, "tool_use", moreDig(use, "type"))
-				assert.Equal(t, "tool_result", moreDig(result, "type"))
-				assert.NotEmpty(t, moreDig(use, "id"))
-				assert.Equal(t, moreDig(use, "id"), moreDig(result, "tool_use_id"))
+				use := providertest.Dig(got, "messages", 1, "content", 1)
+				result := providertest.Dig(got, "messages", 2, "content", 0)
+				assert.Equal(t, "tool_use", providertest.Dig(use, "type"))
+				assert.Equal(t, "tool_result", providertest.Dig(result, "type"))
+				assert.NotEmpty(t, providertest.Dig(use, "id"))
+				assert.Equal(t, providertest.Dig(use, "id"), providertest.Dig(result, "tool_use_id"))
 			},
 		},
 		{
@@ -252,7 +197,7 @@ func TestAnthropicRequestTranslation(t *testing.T) {
 					map[string]any{"type": "thinking", "thinking": "Hmm.", "signature": "sig-1"},
 					map[string]any{"type": "redacted_thinking", "data": "opaque"},
 					map[string]any{"type": "text", "text": "Hello"},
-				}, moreDig(got, "messages", 1, "content"))
+				}, providertest.Dig(got, "messages", 1, "content"))
 			},
 		},
 		{
@@ -263,7 +208,7 @@ func TestAnthropicRequestTranslation(t *testing.T) {
 				`{"role":"user","content":"More"}],"max_tokens":4000,"thinking":{"type":"enabled","budget_tokens":2048}}`,
 			check: func(t *testing.T, got map[string]any) {
 				assert.NotContains(t, got, "thinking")
-				assert.Equal(t, []any{map[string]any{"type": "text", "text": "Hello"}}, moreDig(got, "messages", 1, "content"))
+				assert.Equal(t, []any{map[string]any{"type": "text", "text": "Hello"}}, providertest.Dig(got, "messages", 1, "content"))
 			},
 		},
 	}
@@ -274,7 +219,7 @@ func TestAnthropicRequestTranslation(t *testing.T) {
 			if tc.target != nil {
 				tc.target(&target)
 			}
-			_, err := providers.NewAnthropic(nil).Chat(context.Background(), target, anthropicCall(tc.body))
+			_, err := anthropic.New(nil).Chat(context.Background(), target, anthropicCall(tc.body))
 			require.NoError(t, err, "the stand-in refuses what Anthropic would refuse")
 			tc.check(t, s.LastRequest().JSON())
 		})
@@ -289,7 +234,7 @@ func TestAnthropicRequestHeaders(t *testing.T) {
 	call := anthropicCall(`{"messages":[{"role":"user","content":"Hi"}]}`)
 	call.Header = http.Header{"X-Custom": {"kept"}, "Authorization": {"Bearer client-key"}, "X-Gateway-Trace-Id": {"t1"}}
 
-	_, err := providers.NewAnthropic(nil).Chat(context.Background(), target, call)
+	_, err := anthropic.New(nil).Chat(context.Background(), target, call)
 	require.NoError(t, err)
 
 	req := s.LastRequest()
@@ -305,7 +250,7 @@ func TestAnthropicRequestHeaders(t *testing.T) {
 
 	t.Run("a base URL that already ends in /v1 gets no second", func(t *testing.T) {
 		target.BaseURL = s.BaseURL() + "/v1/"
-		_, err := providers.NewAnthropic(nil).Chat(context.Background(), target, anthropicCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
+		_, err := anthropic.New(nil).Chat(context.Background(), target, anthropicCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
 		require.NoError(t, err)
 		assert.Equal(t, "/v1/messages", s.LastRequest().Path)
 	})
@@ -337,7 +282,7 @@ func TestAnthropicRequestRefusals(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := providertest.NewAnthropic(t)
-			_, err := providers.NewAnthropic(nil).Chat(context.Background(), anthropicTarget(s), anthropicCall(tc.body))
+			_, err := anthropic.New(nil).Chat(context.Background(), anthropicTarget(s), anthropicCall(tc.body))
 			var de *domain.Error
 			require.ErrorAs(t, err, &de)
 			assert.Equal(t, tc.code, de.Code)
@@ -352,7 +297,7 @@ func TestAnthropicRequestRefusals(t *testing.T) {
 		call.Chat = &openai.ChatRequest{Model: "claude-x", N: 1, Messages: []openai.Message{{Role: "user", Text: "Hi"}},
 			Tools: []openai.Tool{{Type: "code_interpreter"}}}
 		call.Body = json.RawMessage(`{"model":"claude-x","messages":[{"role":"user","content":"Hi"}],"tools":[{"type":"code_interpreter"}]}`)
-		_, err := providers.NewAnthropic(nil).Chat(context.Background(), anthropicTarget(s), call)
+		_, err := anthropic.New(nil).Chat(context.Background(), anthropicTarget(s), call)
 		var de *domain.Error
 		require.ErrorAs(t, err, &de)
 		assert.Equal(t, domain.CodeUnsupported, de.Code)
@@ -382,9 +327,9 @@ func TestAnthropicAnswerTranslation(t *testing.T) {
 				assert.Regexp(t, `^msg_standin`, got["id"])
 				assert.Equal(t, "claude-sonnet-4-5", got["model"])
 				assert.NotZero(t, got["created"])
-				assert.Equal(t, map[string]any{"role": "assistant", "content": providertest.Reply}, moreDig(got, "choices", 0, "message"))
-				assert.Equal(t, "stop", moreDig(got, "choices", 0, "finish_reason"))
-				assert.Equal(t, 0.0, moreDig(got, "choices", 0, "index"))
+				assert.Equal(t, map[string]any{"role": "assistant", "content": providertest.Reply}, providertest.Dig(got, "choices", 0, "message"))
+				assert.Equal(t, "stop", providertest.Dig(got, "choices", 0, "finish_reason"))
+				assert.Equal(t, 0.0, providertest.Dig(got, "choices", 0, "index"))
 				// 4 words of input + 30 read from the cache + 5 written to it.
 				assert.Equal(t, providers.Usage{PromptTokens: 39, CompletionTokens: 4, TotalTokens: 43, CachedTokens: 30,
 					CacheWriteTokens: 5}, usage)
@@ -396,11 +341,11 @@ func TestAnthropicAnswerTranslation(t *testing.T) {
 			name: "tool_use becomes tool_calls with JSON-string arguments",
 			body: `{"messages":[{"role":"user","content":"Weather?"}],"tools":[` + weather + `]}`,
 			check: func(t *testing.T, got map[string]any, _ providers.Usage) {
-				msg := moreDig(got, "choices", 0, "message")
-				assert.Equal(t, providertest.AnthropicToolPreamble, moreDig(msg, "content"))
+				msg := providertest.Dig(got, "choices", 0, "message")
+				assert.Equal(t, providertest.AnthropicToolPreamble, providertest.Dig(msg, "content"))
 				assert.Equal(t, []any{map[string]any{"id": "toolu_standin0001", "type": "function",
-					"function": map[string]any{"name": "get_weather", "arguments": `{"city":"stand-in"}`}}}, moreDig(msg, "tool_calls"))
-				assert.Equal(t, "tool_calls", moreDig(got, "choices", 0, "finish_reason"))
+					"function": map[string]any{"name": "get_weather", "arguments": `{"city":"stand-in"}`}}}, providertest.Dig(msg, "tool_calls"))
+				assert.Equal(t, "tool_calls", providertest.Dig(got, "choices", 0, "finish_reason"))
 			},
 		},
 		{
@@ -408,36 +353,36 @@ func TestAnthropicAnswerTranslation(t *testing.T) {
 			body:     `{"messages":[{"role":"user","content":"Weather?"}]}`,
 			scripted: message(`[{"type":"tool_use","id":"toolu_9","name":"f","input":{}}]`, "tool_use"),
 			check: func(t *testing.T, got map[string]any, _ providers.Usage) {
-				msg := moreDig(got, "choices", 0, "message").(map[string]any)
+				msg := providertest.Dig(got, "choices", 0, "message").(map[string]any)
 				assert.Contains(t, msg, "content")
 				assert.Nil(t, msg["content"])
-				assert.Equal(t, "{}", moreDig(msg, "tool_calls", 0, "function", "arguments"))
+				assert.Equal(t, "{}", providertest.Dig(msg, "tool_calls", 0, "function", "arguments"))
 			},
 		},
 		{
 			name: "deprecated functions answer with function_call",
 			body: `{"messages":[{"role":"user","content":"Weather?"}],"functions":[{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]}`,
 			check: func(t *testing.T, got map[string]any, _ providers.Usage) {
-				msg := moreDig(got, "choices", 0, "message").(map[string]any)
+				msg := providertest.Dig(got, "choices", 0, "message").(map[string]any)
 				assert.Equal(t, map[string]any{"name": "get_weather", "arguments": `{"city":"stand-in"}`}, msg["function_call"])
 				assert.NotContains(t, msg, "tool_calls")
-				assert.Equal(t, "function_call", moreDig(got, "choices", 0, "finish_reason"))
+				assert.Equal(t, "function_call", providertest.Dig(got, "choices", 0, "finish_reason"))
 			},
 		},
 		{
 			name: "max_tokens becomes length",
 			body: `{"messages":[{"role":"user","content":"Hi"}],"max_tokens":2}`,
 			check: func(t *testing.T, got map[string]any, _ providers.Usage) {
-				assert.Equal(t, "Hello from", moreDig(got, "choices", 0, "message", "content"))
-				assert.Equal(t, "length", moreDig(got, "choices", 0, "finish_reason"))
+				assert.Equal(t, "Hello from", providertest.Dig(got, "choices", 0, "message", "content"))
+				assert.Equal(t, "length", providertest.Dig(got, "choices", 0, "finish_reason"))
 			},
 		},
 		{
 			name: "stop_sequence becomes stop",
 			body: `{"messages":[{"role":"user","content":"Hi"}],"stop":"stand-in"}`,
 			check: func(t *testing.T, got map[string]any, _ providers.Usage) {
-				assert.Equal(t, "Hello from the ", moreDig(got, "choices", 0, "message", "content"))
-				assert.Equal(t, "stop", moreDig(got, "choices", 0, "finish_reason"))
+				assert.Equal(t, "Hello from the ", providertest.Dig(got, "choices", 0, "message", "content"))
+				assert.Equal(t, "stop", providertest.Dig(got, "choices", 0, "finish_reason"))
 			},
 		},
 		{
@@ -445,19 +390,19 @@ func TestAnthropicAnswerTranslation(t *testing.T) {
 			body:     `{"messages":[{"role":"user","content":"Hi"}]}`,
 			scripted: message(`[{"type":"text","text":"I can't help with that."}]`, "refusal"),
 			check: func(t *testing.T, got map[string]any, _ providers.Usage) {
-				assert.Equal(t, "content_filter", moreDig(got, "choices", 0, "finish_reason"))
+				assert.Equal(t, "content_filter", providertest.Dig(got, "choices", 0, "finish_reason"))
 			},
 		},
 		{
 			name: "thinking blocks are exposed as content_blocks when the target is not strict",
 			body: `{"messages":[{"role":"user","content":"Hi"}],"max_tokens":3000,"thinking":{"type":"enabled","budget_tokens":1024}}`,
 			check: func(t *testing.T, got map[string]any, _ providers.Usage) {
-				msg := moreDig(got, "choices", 0, "message")
-				assert.Equal(t, providertest.Reply, moreDig(msg, "content"))
+				msg := providertest.Dig(got, "choices", 0, "message")
+				assert.Equal(t, providertest.Reply, providertest.Dig(msg, "content"))
 				assert.Equal(t, []any{
 					map[string]any{"type": "thinking", "thinking": providertest.AnthropicThinking, "signature": providertest.AnthropicSignature},
 					map[string]any{"type": "text", "text": providertest.Reply},
-				}, moreDig(msg, "content_blocks"))
+				}, providertest.Dig(msg, "content_blocks"))
 			},
 		},
 		{
@@ -466,7 +411,7 @@ func TestAnthropicAnswerTranslation(t *testing.T) {
 			body:     `{"messages":[{"role":"user","content":"Hi"}]}`,
 			scripted: message(`[{"type":"thinking","thinking":"secret","signature":"s"},{"type":"redacted_thinking","data":"x"},{"type":"text","text":"Hi"}]`, "end_turn"),
 			check: func(t *testing.T, got map[string]any, _ providers.Usage) {
-				assert.Equal(t, map[string]any{"role": "assistant", "content": "Hi"}, moreDig(got, "choices", 0, "message"))
+				assert.Equal(t, map[string]any{"role": "assistant", "content": "Hi"}, providertest.Dig(got, "choices", 0, "message"))
 			},
 		},
 	}
@@ -479,11 +424,11 @@ func TestAnthropicAnswerTranslation(t *testing.T) {
 			}
 			target := anthropicTarget(s)
 			target.StrictOpenAI = tc.strict
-			resp, err := providers.NewAnthropic(nil).Chat(context.Background(), target, anthropicCall(tc.body))
+			resp, err := anthropic.New(nil).Chat(context.Background(), target, anthropicCall(tc.body))
 			require.NoError(t, err)
 			assert.Equal(t, http.StatusOK, resp.Status)
 			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
-			tc.check(t, moreJSON(t, resp.Body), resp.Usage)
+			tc.check(t, providertest.Decode(t, resp.Body), resp.Usage)
 		})
 	}
 }
@@ -506,13 +451,13 @@ func TestAnthropicStream(t *testing.T) {
 					assert.Equal(t, "msg_standin0001", c["id"])
 					assert.Equal(t, "claude-sonnet-4-5", c["model"])
 				}
-				assert.Equal(t, map[string]any{"role": "assistant", "content": ""}, moreDig(chunks[0], "choices", 0, "delta"))
-				assert.Equal(t, providertest.StreamText(4), moreContent(chunks))
+				assert.Equal(t, map[string]any{"role": "assistant", "content": ""}, providertest.Dig(chunks[0], "choices", 0, "delta"))
+				assert.Equal(t, providertest.StreamText(4), providertest.Content(chunks))
 				for _, c := range chunks[:5] {
-					assert.Nil(t, moreDig(c, "choices", 0, "finish_reason"))
+					assert.Nil(t, providertest.Dig(c, "choices", 0, "finish_reason"))
 				}
-				assert.Equal(t, "stop", moreDig(chunks[5], "choices", 0, "finish_reason"))
-				assert.Equal(t, map[string]any{}, moreDig(chunks[5], "choices", 0, "delta"))
+				assert.Equal(t, "stop", providertest.Dig(chunks[5], "choices", 0, "finish_reason"))
+				assert.Equal(t, map[string]any{}, providertest.Dig(chunks[5], "choices", 0, "delta"))
 				assert.Equal(t, []any{}, chunks[6]["choices"])
 				// 2 words of input + 2 read from the cache; 4 deltas out.
 				assert.Equal(t, map[string]any{"prompt_tokens": 4.0, "completion_tokens": 4.0, "total_tokens": 8.0,
@@ -535,25 +480,25 @@ func TestAnthropicStream(t *testing.T) {
 			name: "tool use: the call's start with id and name, then its arguments by index",
 			body: `{"messages":[{"role":"user","content":"Weather?"}],"tools":[` + weather + `],"stream":true}`,
 			check: func(t *testing.T, chunks []map[string]any, _ providers.Usage) {
-				assert.Equal(t, "assistant", moreDig(chunks[0], "choices", 0, "delta", "role"))
-				assert.Equal(t, providertest.AnthropicToolPreamble, moreContent(chunks))
+				assert.Equal(t, "assistant", providertest.Dig(chunks[0], "choices", 0, "delta", "role"))
+				assert.Equal(t, providertest.AnthropicToolPreamble, providertest.Content(chunks))
 				var starts []any
 				var args strings.Builder
 				for _, c := range chunks {
-					calls, _ := moreDig(c, "choices", 0, "delta", "tool_calls").([]any)
+					calls, _ := providertest.Dig(c, "choices", 0, "delta", "tool_calls").([]any)
 					for _, call := range calls {
-						if moreDig(call, "id") != nil {
+						if providertest.Dig(call, "id") != nil {
 							starts = append(starts, call)
 							continue
 						}
-						assert.Equal(t, 0.0, moreDig(call, "index"), "the tool call's index, not the content block's")
-						args.WriteString(moreDig(call, "function", "arguments").(string))
+						assert.Equal(t, 0.0, providertest.Dig(call, "index"), "the tool call's index, not the content block's")
+						args.WriteString(providertest.Dig(call, "function", "arguments").(string))
 					}
 				}
 				assert.Equal(t, []any{map[string]any{"index": 0.0, "id": "toolu_standin0001", "type": "function",
 					"function": map[string]any{"name": "get_weather", "arguments": ""}}}, starts)
 				assert.JSONEq(t, `{"city":"stand-in"}`, args.String())
-				assert.Equal(t, "tool_calls", moreDig(chunks[len(chunks)-1], "choices", 0, "finish_reason"))
+				assert.Equal(t, "tool_calls", providertest.Dig(chunks[len(chunks)-1], "choices", 0, "finish_reason"))
 			},
 		},
 		{
@@ -562,7 +507,7 @@ func TestAnthropicStream(t *testing.T) {
 			check: func(t *testing.T, chunks []map[string]any, _ providers.Usage) {
 				var blocks []any
 				for _, c := range chunks {
-					if b, ok := moreDig(c, "choices", 0, "delta", "content_blocks").([]any); ok {
+					if b, ok := providertest.Dig(c, "choices", 0, "delta", "content_blocks").([]any); ok {
 						blocks = append(blocks, b...)
 					}
 				}
@@ -570,7 +515,7 @@ func TestAnthropicStream(t *testing.T) {
 					map[string]any{"index": 0.0, "delta": map[string]any{"thinking": providertest.AnthropicThinking}},
 					map[string]any{"index": 0.0, "delta": map[string]any{"signature": providertest.AnthropicSignature}},
 				}, blocks)
-				assert.Equal(t, providertest.StreamText(4), moreContent(chunks))
+				assert.Equal(t, providertest.StreamText(4), providertest.Content(chunks))
 			},
 		},
 	}
@@ -583,10 +528,10 @@ func TestAnthropicStream(t *testing.T) {
 			target.StrictOpenAI = tc.strict
 			call := anthropicCall(tc.body)
 			call.Stream = true
-			st, err := providers.NewAnthropic(nil).ChatStream(context.Background(), target, call)
+			st, err := anthropic.New(nil).ChatStream(context.Background(), target, call)
 			require.NoError(t, err)
 			defer st.Close()
-			chunks, err := moreDrain(t, st)
+			chunks, err := providertest.Drain(t, st)
 			require.NoError(t, err)
 			assert.Equal(t, true, s.LastRequest().JSON()["stream"])
 			tc.check(t, chunks, st.Usage())
@@ -611,13 +556,13 @@ func TestAnthropicStreamStrictDropsThinking(t *testing.T) {
 	}, "")})
 	target := anthropicTarget(s)
 	target.StrictOpenAI = true
-	st, err := providers.NewAnthropic(nil).ChatStream(context.Background(), target, anthropicCall(`{"messages":[{"role":"user","content":"Hi"}],"stream":true}`))
+	st, err := anthropic.New(nil).ChatStream(context.Background(), target, anthropicCall(`{"messages":[{"role":"user","content":"Hi"}],"stream":true}`))
 	require.NoError(t, err)
 	defer st.Close()
-	chunks, err := moreDrain(t, st)
+	chunks, err := providertest.Drain(t, st)
 	require.NoError(t, err)
 	require.Len(t, chunks, 3, "role, text, finish: nothing of the thinking")
-	assert.Equal(t, "Hi", moreContent(chunks))
+	assert.Equal(t, "Hi", providertest.Content(chunks))
 	assert.Equal(t, "claude-x", chunks[0]["model"])
 	assert.Equal(t, providers.Usage{PromptTokens: 3, CompletionTokens: 9, TotalTokens: 12}, st.Usage())
 }
@@ -637,9 +582,9 @@ func TestAnthropicStreamFailures(t *testing.T) {
 				require.ErrorAs(t, err, &ue)
 				assert.Equal(t, 529, ue.Status)
 				assert.Equal(t, "anthropic", ue.Provider)
-				body := moreJSON(t, ue.Body)
-				assert.Equal(t, "overloaded_error", moreDig(body, "error", "type"))
-				assert.Equal(t, "Overloaded", moreDig(body, "error", "message"))
+				body := providertest.Decode(t, ue.Body)
+				assert.Equal(t, "overloaded_error", providertest.Dig(body, "error", "type"))
+				assert.Equal(t, "Overloaded", providertest.Dig(body, "error", "message"))
 			},
 		},
 		{
@@ -666,11 +611,11 @@ func TestAnthropicStreamFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := providertest.NewAnthropic(t)
 			s.SetStream(tc.plan)
-			st, err := providers.NewAnthropic(nil).ChatStream(context.Background(), anthropicTarget(s),
+			st, err := anthropic.New(nil).ChatStream(context.Background(), anthropicTarget(s),
 				anthropicCall(`{"messages":[{"role":"user","content":"Hi"}],"stream":true}`))
 			require.NoError(t, err)
 			defer st.Close()
-			chunks, err := moreDrain(t, st)
+			chunks, err := providertest.Drain(t, st)
 			require.Error(t, err, "never a silent end")
 			assert.Len(t, chunks, tc.chunks)
 			assert.NotContains(t, err.Error(), anthropicKey)
@@ -711,7 +656,7 @@ func TestAnthropicErrors(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				s := providertest.NewAnthropic(t)
 				s.Script(tc.answer)
-				a := providers.NewAnthropic(nil)
+				a := anthropic.New(nil)
 				call := anthropicCall(`{"messages":[{"role":"user","content":"Hi"}]}`)
 				var err error
 				if stream {
@@ -724,10 +669,10 @@ func TestAnthropicErrors(t *testing.T) {
 				assert.Equal(t, tc.status, ue.Status)
 				assert.Equal(t, tc.retryAfter, ue.RetryAfter)
 				assert.Equal(t, "anthropic", ue.Provider)
-				body := moreJSON(t, ue.Body)
-				assert.Equal(t, tc.typ, moreDig(body, "error", "type"))
-				assert.Equal(t, tc.message, moreDig(body, "error", "message"))
-				assert.Contains(t, moreDig(body, "error").(map[string]any), "param")
+				body := providertest.Decode(t, ue.Body)
+				assert.Equal(t, tc.typ, providertest.Dig(body, "error", "type"))
+				assert.Equal(t, tc.message, providertest.Dig(body, "error", "message"))
+				assert.Contains(t, providertest.Dig(body, "error").(map[string]any), "param")
 				assert.NotContains(t, string(ue.Body), anthropicKey)
 				assert.NotContains(t, err.Error(), anthropicKey)
 			})
@@ -741,7 +686,7 @@ func TestAnthropicConnectionFailures(t *testing.T) {
 		closed := httptest.NewServer(http.NotFoundHandler())
 		closed.Close()
 		target := providers.Target{BaseURL: closed.URL, APIKey: anthropicKey}
-		_, err := providers.NewAnthropic(nil).Chat(context.Background(), target, anthropicCall(body))
+		_, err := anthropic.New(nil).Chat(context.Background(), target, anthropicCall(body))
 		var ce *providers.ConnectionError
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, "anthropic", ce.Provider)
@@ -752,7 +697,7 @@ func TestAnthropicConnectionFailures(t *testing.T) {
 		s.Script(providertest.Answer{Body: "{}", Delay: 5 * time.Second})
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(50*time.Millisecond, cancel)
-		_, err := providers.NewAnthropic(nil).Chat(ctx, anthropicTarget(s), anthropicCall(body))
+		_, err := anthropic.New(nil).Chat(ctx, anthropicTarget(s), anthropicCall(body))
 		require.ErrorIs(t, err, context.Canceled)
 		var ce *providers.ConnectionError
 		assert.False(t, errors.As(err, &ce), "a caller that gave up is not the provider's failure")
@@ -762,7 +707,7 @@ func TestAnthropicConnectionFailures(t *testing.T) {
 		s.Script(providertest.Answer{Body: "{}", Delay: 5 * time.Second})
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
-		_, err := providers.NewAnthropic(nil).Chat(ctx, anthropicTarget(s), anthropicCall(body))
+		_, err := anthropic.New(nil).Chat(ctx, anthropicTarget(s), anthropicCall(body))
 		var ce *providers.ConnectionError
 		require.ErrorAs(t, err, &ce)
 		assert.True(t, ce.Timeout)
@@ -772,7 +717,7 @@ func TestAnthropicConnectionFailures(t *testing.T) {
 		s := providertest.NewAnthropic(t)
 		s.SetStream(providertest.StreamPlan{Chunks: 100, Delay: 20 * time.Millisecond})
 		ctx, cancel := context.WithCancel(context.Background())
-		st, err := providers.NewAnthropic(nil).ChatStream(ctx, anthropicTarget(s), anthropicCall(`{"messages":[{"role":"user","content":"Hi"}],"stream":true}`))
+		st, err := anthropic.New(nil).ChatStream(ctx, anthropicTarget(s), anthropicCall(`{"messages":[{"role":"user","content":"Hi"}],"stream":true}`))
 		require.NoError(t, err)
 		for range 3 {
 			_, err := st.Next()
@@ -796,7 +741,7 @@ func TestAnthropicConnectionFailures(t *testing.T) {
 
 func TestAnthropicPassThrough(t *testing.T) {
 	s := providertest.NewAnthropic(t)
-	a := providers.NewAnthropic(nil)
+	a := anthropic.New(nil)
 	target := anthropicTarget(s)
 	target.Options = map[string]string{"anthropic_beta": "token-counting-2024-11-01"}
 
@@ -807,7 +752,7 @@ func TestAnthropicPassThrough(t *testing.T) {
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]any{"method": "POST", "path": "/v1/messages/count_tokens", "query": "beta=true", "body": `{"model":"claude-x"}`},
-		moreJSON(t, raw))
+		providertest.Decode(t, raw))
 	req := s.LastRequest()
 	assert.Equal(t, anthropicKey, req.Header.Get("X-Api-Key"))
 	assert.Equal(t, "2023-06-01", req.Header.Get("Anthropic-Version"))
@@ -828,4 +773,14 @@ func TestAnthropicPassThrough(t *testing.T) {
 			assert.Equal(t, domain.CodeInvalid, domain.ErrorCode(err), p)
 		}
 	})
+}
+
+func TestAnthropicVersionOption(t *testing.T) {
+	s := providertest.NewAnthropic(t)
+	target := anthropicTarget(s)
+	target.Options = map[string]string{providers.OptionAnthropicVersion: "2023-01-01", providers.OptionAnthropicBeta: "b1"}
+	_, err := anthropic.New(nil).Chat(context.Background(), target, anthropicCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, "2023-01-01", s.LastRequest().Header.Get("Anthropic-Version"))
+	assert.Equal(t, "b1", s.LastRequest().Header.Get("Anthropic-Beta"))
 }

@@ -1,4 +1,4 @@
-package providers_test
+package gemini_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/providers/gemini"
 	"github.com/causeway/causeway/gateway/providers/providertest"
 )
 
@@ -87,7 +88,7 @@ func TestGeminiRequestTranslation(t *testing.T) {
 					map[string]any{"text": "What is this?"},
 					map[string]any{"inlineData": map[string]any{"mimeType": "image/png", "data": png}},
 					map[string]any{"fileData": map[string]any{"mimeType": "image/webp", "fileUri": "https://example.com/cat.webp?size=2"}},
-				}, moreDig(got, "contents", 0, "parts"))
+				}, providertest.Dig(got, "contents", 0, "parts"))
 			},
 		},
 		{
@@ -155,8 +156,8 @@ func TestGeminiRequestTranslation(t *testing.T) {
 				`"tools":[` + clock + `],"thinking":{"type":"enabled","budget_tokens":1024}}`,
 			check: func(t *testing.T, got map[string]any) {
 				assert.Equal(t, map[string]any{"functionCall": map[string]any{"name": "get_time", "args": map[string]any{}}, "thoughtSignature": "c2lnbmF0dXJl"},
-					moreDig(got, "contents", 1, "parts", 0))
-				assert.Equal(t, map[string]any{"thinkingBudget": 1024.0, "includeThoughts": true}, moreDig(got, "generationConfig", "thinkingConfig"))
+					providertest.Dig(got, "contents", 1, "parts", 0))
+				assert.Equal(t, map[string]any{"thinkingBudget": 1024.0, "includeThoughts": true}, providertest.Dig(got, "generationConfig", "thinkingConfig"))
 			},
 		},
 		{
@@ -171,7 +172,7 @@ func TestGeminiRequestTranslation(t *testing.T) {
 			name: "thinking disabled sets a zero budget",
 			body: `{"messages":[{"role":"user","content":"Hi"}],"thinking":{"type":"disabled"}}`,
 			check: func(t *testing.T, got map[string]any) {
-				assert.Equal(t, map[string]any{"thinkingBudget": 0.0}, moreDig(got, "generationConfig", "thinkingConfig"))
+				assert.Equal(t, map[string]any{"thinkingBudget": 0.0}, providertest.Dig(got, "generationConfig", "thinkingConfig"))
 			},
 		},
 	}
@@ -182,7 +183,7 @@ func TestGeminiRequestTranslation(t *testing.T) {
 			if tc.target != nil {
 				tc.target(&target)
 			}
-			_, err := providers.NewGemini(nil).Chat(context.Background(), target, geminiCall(tc.body))
+			_, err := gemini.New(nil).Chat(context.Background(), target, geminiCall(tc.body))
 			require.NoError(t, err, "the stand-in refuses what Gemini would refuse")
 			tc.check(t, s.LastRequest().JSON())
 		})
@@ -195,7 +196,7 @@ func TestGeminiRequestURLAndHeaders(t *testing.T) {
 	call := geminiCall(`{"messages":[{"role":"user","content":"Hi"}]}`)
 	call.Model = "models/gemini-2.5-pro"
 	call.Header = http.Header{"X-Custom": {"kept"}, "X-Goog-Api-Key": {"client-key"}}
-	g := providers.NewGemini(nil)
+	g := gemini.New(nil)
 
 	_, err := g.Chat(context.Background(), geminiTarget(s), call)
 	require.NoError(t, err)
@@ -209,7 +210,7 @@ func TestGeminiRequestURLAndHeaders(t *testing.T) {
 	st, err := g.ChatStream(context.Background(), geminiTarget(s), call)
 	require.NoError(t, err)
 	defer st.Close()
-	_, err = moreDrain(t, st)
+	_, err = providertest.Drain(t, st)
 	require.NoError(t, err)
 	req = s.LastRequest()
 	assert.Equal(t, "/v1beta/models/gemini-2.5-pro:streamGenerateContent", req.Path)
@@ -234,7 +235,7 @@ func TestGeminiRequestRefusals(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := providertest.NewGemini(t)
-			_, err := providers.NewGemini(nil).Chat(context.Background(), geminiTarget(s), geminiCall(tc.body))
+			_, err := gemini.New(nil).Chat(context.Background(), geminiTarget(s), geminiCall(tc.body))
 			var de *domain.Error
 			require.ErrorAs(t, err, &de)
 			assert.Equal(t, tc.code, de.Code)
@@ -275,8 +276,8 @@ func TestGeminiAnswerTranslation(t *testing.T) {
 			check: func(t *testing.T, got map[string]any, _ providers.Usage) {
 				require.Len(t, got["choices"], 2)
 				for i := range 2 {
-					assert.Equal(t, float64(i), moreDig(got, "choices", i, "index"))
-					assert.Equal(t, providertest.Reply, moreDig(got, "choices", i, "message", "content"))
+					assert.Equal(t, float64(i), providertest.Dig(got, "choices", i, "index"))
+					assert.Equal(t, providertest.Reply, providertest.Dig(got, "choices", i, "message", "content"))
 				}
 			},
 		},
@@ -284,22 +285,22 @@ func TestGeminiAnswerTranslation(t *testing.T) {
 			name: "a function call becomes a tool call with a made-up id, and finish reason tool_calls",
 			body: `{"messages":[{"role":"user","content":"Weather?"}],"tools":[` + weather + `]}`,
 			check: func(t *testing.T, got map[string]any, _ providers.Usage) {
-				msg := moreDig(got, "choices", 0, "message").(map[string]any)
+				msg := providertest.Dig(got, "choices", 0, "message").(map[string]any)
 				assert.Nil(t, msg["content"])
-				assert.Regexp(t, `^call_[0-9a-f]{24}$`, moreDig(msg, "tool_calls", 0, "id"))
-				assert.Equal(t, "function", moreDig(msg, "tool_calls", 0, "type"))
-				assert.Equal(t, map[string]any{"name": "get_weather", "arguments": `{"city":"stand-in"}`}, moreDig(msg, "tool_calls", 0, "function"))
-				assert.Equal(t, "tool_calls", moreDig(got, "choices", 0, "finish_reason"))
+				assert.Regexp(t, `^call_[0-9a-f]{24}$`, providertest.Dig(msg, "tool_calls", 0, "id"))
+				assert.Equal(t, "function", providertest.Dig(msg, "tool_calls", 0, "type"))
+				assert.Equal(t, map[string]any{"name": "get_weather", "arguments": `{"city":"stand-in"}`}, providertest.Dig(msg, "tool_calls", 0, "function"))
+				assert.Equal(t, "tool_calls", providertest.Dig(got, "choices", 0, "finish_reason"))
 			},
 		},
 		{
 			name: "with thinking: thoughts as content_blocks, the signature in the tool call id",
 			body: `{"messages":[{"role":"user","content":"Weather?"}],"tools":[` + weather + `],"thinking":{"type":"enabled","budget_tokens":1024}}`,
 			check: func(t *testing.T, got map[string]any, _ providers.Usage) {
-				msg := moreDig(got, "choices", 0, "message")
-				id := moreDig(msg, "tool_calls", 0, "id").(string)
+				msg := providertest.Dig(got, "choices", 0, "message")
+				id := providertest.Dig(msg, "tool_calls", 0, "id").(string)
 				assert.True(t, strings.HasSuffix(id, "__thought__"+providertest.GeminiSignature), id)
-				assert.Equal(t, []any{map[string]any{"type": "thinking", "thinking": providertest.GeminiThought}}, moreDig(msg, "content_blocks"))
+				assert.Equal(t, []any{map[string]any{"type": "thinking", "thinking": providertest.GeminiThought}}, providertest.Dig(msg, "content_blocks"))
 			},
 		},
 		{
@@ -308,15 +309,15 @@ func TestGeminiAnswerTranslation(t *testing.T) {
 			body:     `{"messages":[{"role":"user","content":"Hi"}]}`,
 			scripted: `{"candidates":[{"content":{"role":"model","parts":[{"text":"secret","thought":true},{"text":"Hi"}]},"finishReason":"STOP"}]}`,
 			check: func(t *testing.T, got map[string]any, _ providers.Usage) {
-				assert.Equal(t, map[string]any{"role": "assistant", "content": "Hi"}, moreDig(got, "choices", 0, "message"))
+				assert.Equal(t, map[string]any{"role": "assistant", "content": "Hi"}, providertest.Dig(got, "choices", 0, "message"))
 			},
 		},
 		{
 			name: "MAX_TOKENS becomes length",
 			body: `{"messages":[{"role":"user","content":"Hi"}],"max_tokens":2}`,
 			check: func(t *testing.T, got map[string]any, _ providers.Usage) {
-				assert.Equal(t, "Hello from", moreDig(got, "choices", 0, "message", "content"))
-				assert.Equal(t, "length", moreDig(got, "choices", 0, "finish_reason"))
+				assert.Equal(t, "Hello from", providertest.Dig(got, "choices", 0, "message", "content"))
+				assert.Equal(t, "length", providertest.Dig(got, "choices", 0, "finish_reason"))
 			},
 		},
 		{
@@ -324,7 +325,7 @@ func TestGeminiAnswerTranslation(t *testing.T) {
 			body:     `{"messages":[{"role":"user","content":"Hi"}]}`,
 			scripted: `{"candidates":[{"content":{"role":"model","parts":[{"text":"Partial"}]},"finishReason":"SAFETY","index":0}],"modelVersion":"gemini-2.0-flash-001"}`,
 			check: func(t *testing.T, got map[string]any, _ providers.Usage) {
-				assert.Equal(t, "content_filter", moreDig(got, "choices", 0, "finish_reason"))
+				assert.Equal(t, "content_filter", providertest.Dig(got, "choices", 0, "finish_reason"))
 				assert.Equal(t, "gemini-2.0-flash-001", got["model"])
 			},
 		},
@@ -348,10 +349,10 @@ func TestGeminiAnswerTranslation(t *testing.T) {
 			}
 			target := geminiTarget(s)
 			target.StrictOpenAI = tc.strict
-			resp, err := providers.NewGemini(nil).Chat(context.Background(), target, geminiCall(tc.body))
+			resp, err := gemini.New(nil).Chat(context.Background(), target, geminiCall(tc.body))
 			require.NoError(t, err)
 			assert.Equal(t, http.StatusOK, resp.Status)
-			tc.check(t, moreJSON(t, resp.Body), resp.Usage)
+			tc.check(t, providertest.Decode(t, resp.Body), resp.Usage)
 		})
 	}
 }
@@ -360,23 +361,23 @@ func TestGeminiAnswerTranslation(t *testing.T) {
 // rules: a function response per call, and thinking models' thought signatures.
 func TestGeminiToolRoundTrip(t *testing.T) {
 	s := providertest.NewGemini(t)
-	g := providers.NewGemini(nil)
+	g := gemini.New(nil)
 	tools := `"tools":[{"type":"function","function":{"name":"get_time"}}],"thinking":{"type":"enabled","budget_tokens":1024}`
 	first, err := g.Chat(context.Background(), geminiTarget(s), geminiCall(`{"messages":[{"role":"user","content":"Time?"}],`+tools+`}`))
 	require.NoError(t, err)
-	msg := moreDig(moreJSON(t, first.Body), "choices", 0, "message")
-	call := moreDig(msg, "tool_calls", 0)
+	msg := providertest.Dig(providertest.Decode(t, first.Body), "choices", 0, "message")
+	call := providertest.Dig(msg, "tool_calls", 0)
 	require.NotNil(t, call)
 	history, err := json.Marshal([]any{
 		map[string]any{"role": "user", "content": "Time?"},
 		map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{call}},
-		map[string]any{"role": "tool", "tool_call_id": moreDig(call, "id"), "content": "noon"},
+		map[string]any{"role": "tool", "tool_call_id": providertest.Dig(call, "id"), "content": "noon"},
 	})
 	require.NoError(t, err)
 	second, err := g.Chat(context.Background(), geminiTarget(s), geminiCall(`{"messages":`+string(history)+`,`+tools+`}`))
 	require.NoError(t, err)
-	assert.Equal(t, providertest.Reply, moreDig(moreJSON(t, second.Body), "choices", 0, "message", "content"))
-	assert.Equal(t, "get_time", moreDig(s.LastRequest().JSON(), "contents", 2, "parts", 0, "functionResponse", "name"))
+	assert.Equal(t, providertest.Reply, providertest.Dig(providertest.Decode(t, second.Body), "choices", 0, "message", "content"))
+	assert.Equal(t, "get_time", providertest.Dig(s.LastRequest().JSON(), "contents", 2, "parts", 0, "functionResponse", "name"))
 }
 
 func TestGeminiStream(t *testing.T) {
@@ -396,9 +397,9 @@ func TestGeminiStream(t *testing.T) {
 					assert.Equal(t, "chatcmpl-standin1", c["id"])
 					assert.Equal(t, "gemini-2.0-flash", c["model"])
 				}
-				assert.Equal(t, map[string]any{"role": "assistant", "content": ""}, moreDig(chunks[0], "choices", 0, "delta"))
-				assert.Equal(t, providertest.StreamText(4), moreContent(chunks))
-				assert.Equal(t, "stop", moreDig(chunks[5], "choices", 0, "finish_reason"))
+				assert.Equal(t, map[string]any{"role": "assistant", "content": ""}, providertest.Dig(chunks[0], "choices", 0, "delta"))
+				assert.Equal(t, providertest.StreamText(4), providertest.Content(chunks))
+				assert.Equal(t, "stop", providertest.Dig(chunks[5], "choices", 0, "finish_reason"))
 				assert.Equal(t, []any{}, chunks[6]["choices"])
 				assert.Equal(t, map[string]any{"prompt_tokens": 2.0, "completion_tokens": 4.0, "total_tokens": 6.0,
 					"prompt_tokens_details": map[string]any{"cached_tokens": 0.0}}, chunks[6]["usage"])
@@ -410,12 +411,12 @@ func TestGeminiStream(t *testing.T) {
 			body: `{"messages":[{"role":"user","content":"Time?"}],"tools":[` + clock + `]}`,
 			check: func(t *testing.T, chunks []map[string]any, _ providers.Usage) {
 				require.Len(t, chunks, 3)
-				call := moreDig(chunks[1], "choices", 0, "delta", "tool_calls", 0)
-				assert.Equal(t, 0.0, moreDig(call, "index"))
-				assert.Regexp(t, `^call_`, moreDig(call, "id"))
-				assert.Equal(t, "function", moreDig(call, "type"))
-				assert.Equal(t, map[string]any{"name": "get_time", "arguments": `{"zone":"stand-in"}`}, moreDig(call, "function"))
-				assert.Equal(t, "tool_calls", moreDig(chunks[2], "choices", 0, "finish_reason"))
+				call := providertest.Dig(chunks[1], "choices", 0, "delta", "tool_calls", 0)
+				assert.Equal(t, 0.0, providertest.Dig(call, "index"))
+				assert.Regexp(t, `^call_`, providertest.Dig(call, "id"))
+				assert.Equal(t, "function", providertest.Dig(call, "type"))
+				assert.Equal(t, map[string]any{"name": "get_time", "arguments": `{"zone":"stand-in"}`}, providertest.Dig(call, "function"))
+				assert.Equal(t, "tool_calls", providertest.Dig(chunks[2], "choices", 0, "finish_reason"))
 			},
 		},
 		{
@@ -424,12 +425,12 @@ func TestGeminiStream(t *testing.T) {
 			check: func(t *testing.T, chunks []map[string]any, _ providers.Usage) {
 				roles, finishes := map[float64]bool{}, map[float64]string{}
 				for _, c := range chunks {
-					i := moreDig(c, "choices", 0, "index").(float64)
-					if moreDig(c, "choices", 0, "delta", "role") == "assistant" {
+					i := providertest.Dig(c, "choices", 0, "index").(float64)
+					if providertest.Dig(c, "choices", 0, "delta", "role") == "assistant" {
 						assert.False(t, roles[i], "one role chunk per choice")
 						roles[i] = true
 					}
-					if f, ok := moreDig(c, "choices", 0, "finish_reason").(string); ok {
+					if f, ok := providertest.Dig(c, "choices", 0, "finish_reason").(string); ok {
 						finishes[i] = f
 					}
 				}
@@ -442,8 +443,8 @@ func TestGeminiStream(t *testing.T) {
 			body: `{"messages":[{"role":"user","content":"Hi"}],"thinking":{"type":"enabled","budget_tokens":1024}}`,
 			check: func(t *testing.T, chunks []map[string]any, _ providers.Usage) {
 				assert.Equal(t, []any{map[string]any{"index": 0.0, "delta": map[string]any{"thinking": providertest.GeminiThought}}},
-					moreDig(chunks[1], "choices", 0, "delta", "content_blocks"))
-				assert.Equal(t, providertest.StreamText(4), moreContent(chunks))
+					providertest.Dig(chunks[1], "choices", 0, "delta", "content_blocks"))
+				assert.Equal(t, providertest.StreamText(4), providertest.Content(chunks))
 			},
 		},
 	}
@@ -453,10 +454,10 @@ func TestGeminiStream(t *testing.T) {
 			s.SetStream(providertest.StreamPlan{Chunks: 4})
 			call := geminiCall(tc.body)
 			call.Stream = true
-			st, err := providers.NewGemini(nil).ChatStream(context.Background(), geminiTarget(s), call)
+			st, err := gemini.New(nil).ChatStream(context.Background(), geminiTarget(s), call)
 			require.NoError(t, err)
 			defer st.Close()
-			chunks, err := moreDrain(t, st)
+			chunks, err := providertest.Drain(t, st)
 			require.NoError(t, err)
 			tc.check(t, chunks, st.Usage())
 		})
@@ -477,9 +478,9 @@ func TestGeminiStreamFailures(t *testing.T) {
 				var ue *providers.UpstreamError
 				require.ErrorAs(t, err, &ue)
 				assert.Equal(t, 503, ue.Status)
-				body := moreJSON(t, ue.Body)
-				assert.Equal(t, "UNAVAILABLE", moreDig(body, "error", "code"))
-				assert.Equal(t, "The model is overloaded. Please try again later.", moreDig(body, "error", "message"))
+				body := providertest.Decode(t, ue.Body)
+				assert.Equal(t, "UNAVAILABLE", providertest.Dig(body, "error", "code"))
+				assert.Equal(t, "The model is overloaded. Please try again later.", providertest.Dig(body, "error", "message"))
 			},
 		},
 		{
@@ -505,10 +506,10 @@ func TestGeminiStreamFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := providertest.NewGemini(t)
 			s.SetStream(tc.plan)
-			st, err := providers.NewGemini(nil).ChatStream(context.Background(), geminiTarget(s), geminiCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
+			st, err := gemini.New(nil).ChatStream(context.Background(), geminiTarget(s), geminiCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
 			require.NoError(t, err)
 			defer st.Close()
-			chunks, err := moreDrain(t, st)
+			chunks, err := providertest.Drain(t, st)
 			require.Error(t, err, "never a silent end")
 			assert.Len(t, chunks, tc.chunks)
 			assert.NotContains(t, err.Error(), geminiKey)
@@ -552,7 +553,7 @@ func TestGeminiErrors(t *testing.T) {
 				} else {
 					s.RequireKey("AIzaSyAnotherKey")
 				}
-				g := providers.NewGemini(nil)
+				g := gemini.New(nil)
 				call := geminiCall(`{"messages":[{"role":"user","content":"Hi"}]}`)
 				var err error
 				if stream {
@@ -565,10 +566,10 @@ func TestGeminiErrors(t *testing.T) {
 				assert.Equal(t, tc.status, ue.Status)
 				assert.Equal(t, tc.retryAfter, ue.RetryAfter)
 				assert.Equal(t, "google", ue.Provider)
-				body := moreJSON(t, ue.Body)
-				assert.Equal(t, tc.typ, moreDig(body, "error", "type"))
-				assert.Equal(t, tc.code, moreDig(body, "error", "code"))
-				assert.Equal(t, tc.message, moreDig(body, "error", "message"))
+				body := providertest.Decode(t, ue.Body)
+				assert.Equal(t, tc.typ, providertest.Dig(body, "error", "type"))
+				assert.Equal(t, tc.code, providertest.Dig(body, "error", "code"))
+				assert.Equal(t, tc.message, providertest.Dig(body, "error", "message"))
 				assert.NotContains(t, string(ue.Body), geminiKey)
 				assert.NotContains(t, err.Error(), geminiKey)
 			})
@@ -580,7 +581,7 @@ func TestGeminiConnectionFailures(t *testing.T) {
 	t.Run("an unreachable provider is a connection error without the key", func(t *testing.T) {
 		closed := httptest.NewServer(http.NotFoundHandler())
 		closed.Close()
-		_, err := providers.NewGemini(nil).Chat(context.Background(), providers.Target{BaseURL: closed.URL, APIKey: geminiKey},
+		_, err := gemini.New(nil).Chat(context.Background(), providers.Target{BaseURL: closed.URL, APIKey: geminiKey},
 			geminiCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
 		var ce *providers.ConnectionError
 		require.ErrorAs(t, err, &ce)
@@ -591,7 +592,7 @@ func TestGeminiConnectionFailures(t *testing.T) {
 		s := providertest.NewGemini(t)
 		s.SetStream(providertest.StreamPlan{Chunks: 100, Delay: 20 * time.Millisecond})
 		ctx, cancel := context.WithCancel(context.Background())
-		st, err := providers.NewGemini(nil).ChatStream(ctx, geminiTarget(s), geminiCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
+		st, err := gemini.New(nil).ChatStream(ctx, geminiTarget(s), geminiCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
 		require.NoError(t, err)
 		for range 3 {
 			_, err := st.Next()
@@ -614,7 +615,7 @@ func TestGeminiConnectionFailures(t *testing.T) {
 
 func TestGeminiPassThrough(t *testing.T) {
 	s := providertest.NewGemini(t)
-	g := providers.NewGemini(nil)
+	g := gemini.New(nil)
 
 	resp, err := g.PassThrough(context.Background(), geminiTarget(s), providers.Call{Endpoint: providers.EndpointPassThrough,
 		Method: http.MethodGet, Path: "/models", Query: "pageSize=5"})
@@ -622,7 +623,7 @@ func TestGeminiPassThrough(t *testing.T) {
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	assert.Equal(t, map[string]any{"method": "GET", "path": "/v1beta/models", "query": "pageSize=5", "body": ""}, moreJSON(t, raw))
+	assert.Equal(t, map[string]any{"method": "GET", "path": "/v1beta/models", "query": "pageSize=5", "body": ""}, providertest.Decode(t, raw))
 	assert.Equal(t, geminiKey, s.LastRequest().Header.Get("X-Goog-Api-Key"))
 
 	t.Run("a refusal comes back unchanged, not as an error", func(t *testing.T) {
@@ -632,6 +633,6 @@ func TestGeminiPassThrough(t *testing.T) {
 		defer resp.Body.Close()
 		assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 		raw, _ := io.ReadAll(resp.Body)
-		assert.Equal(t, "NOT_FOUND", moreDig(moreJSON(t, raw), "error", "status"))
+		assert.Equal(t, "NOT_FOUND", providertest.Dig(providertest.Decode(t, raw), "error", "status"))
 	})
 }

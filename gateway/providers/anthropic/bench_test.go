@@ -1,4 +1,4 @@
-package providers_test
+package anthropic
 
 import (
 	"context"
@@ -23,18 +23,26 @@ var benchChat = `{"model":"claude-sonnet-4-5","messages":[` +
 	`{"type":"function","function":{"name":"search","parameters":{"type":"object"}}}],` +
 	`"tool_choice":"auto","temperature":0.7,"max_tokens":512}`
 
+// benchCalls are the calls of benchChat: carrying the request the gateway parsed (model), and
+// of bytes alone, which the adapter parses (body).
+func benchCalls(b *testing.B) (model, body providers.Call) {
+	parsed, err := openai.ParseChat([]byte(benchChat))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return providers.Call{Endpoint: providers.EndpointChat, Model: parsed.Model, Body: parsed.Raw, Chat: parsed},
+		providers.Call{Endpoint: providers.EndpointChat, Model: "claude-sonnet-4-5", Body: json.RawMessage(benchChat)}
+}
+
 // BenchmarkAnthropicChat is one whole chat call through the Anthropic adapter against its
 // stand-in: translation, the round trip on 127.0.0.1 (the stand-in's work included), and the
 // answer's translation. model: the call carries the request the gateway parsed; parse+model:
 // the gateway's parse counted too; body: a call of bytes alone, which the adapter parses.
 func BenchmarkAnthropicChat(b *testing.B) {
 	s := providertest.NewAnthropic(b)
-	a := providers.NewAnthropic(nil)
+	a := New(nil)
 	target := providers.Target{Provider: "anthropic", BaseURL: s.BaseURL(), APIKey: "sk-ant-bench"}
-	parsed, err := openai.ParseChat([]byte(benchChat))
-	if err != nil {
-		b.Fatal(err)
-	}
+	model, body := benchCalls(b)
 	run := func(b *testing.B, call func() providers.Call) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -44,9 +52,7 @@ func BenchmarkAnthropicChat(b *testing.B) {
 		}
 	}
 	b.Run("model", func(b *testing.B) {
-		run(b, func() providers.Call {
-			return providers.Call{Endpoint: providers.EndpointChat, Model: parsed.Model, Body: parsed.Raw, Chat: parsed}
-		})
+		run(b, func() providers.Call { return model })
 	})
 	b.Run("parse+model", func(b *testing.B) {
 		run(b, func() providers.Call {
@@ -58,8 +64,28 @@ func BenchmarkAnthropicChat(b *testing.B) {
 		})
 	})
 	b.Run("body", func(b *testing.B) {
-		run(b, func() providers.Call {
-			return providers.Call{Endpoint: providers.EndpointChat, Model: "claude-sonnet-4-5", Body: json.RawMessage(benchChat)}
-		})
+		run(b, func() providers.Call { return body })
 	})
+}
+
+// BenchmarkAnthropicBuild is the request's translation alone: from the parsed request (model),
+// and from bytes alone (body).
+func BenchmarkAnthropicBuild(b *testing.B) {
+	model, body := benchCalls(b)
+	for _, bc := range []struct {
+		name string
+		call providers.Call
+	}{
+		{"model", model},
+		{"body", body},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := anthropicBuild(providers.Target{}, bc.call, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
