@@ -11,6 +11,7 @@ import (
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/gateway/openai"
 	"github.com/causeway/causeway/gateway/providers"
+	"github.com/causeway/causeway/gateway/providers/all"
 	"github.com/causeway/causeway/gateway/providers/anthropic"
 	"github.com/causeway/causeway/gateway/providers/gemini"
 	"github.com/causeway/causeway/gateway/providers/providertest"
@@ -107,7 +108,7 @@ func geminiTarget(s *providertest.GeminiServer) providers.Target {
 
 func reranker(t *testing.T) providers.Reranker {
 	t.Helper()
-	r, ok := adapter(t, "cohere").(providers.Reranker)
+	r, ok := providertest.Served(t, all.Default(), "cohere").(providers.Reranker)
 	require.True(t, ok)
 	return r
 }
@@ -151,7 +152,7 @@ func TestTranslatingAdaptersReadTheModel(t *testing.T) {
 		rr, err := openai.ParseRerank([]byte(`{"model":"rerank-v3.5","query":"q","documents":["a",{"text":"b"}],"top_n":1,"priority":2}`))
 		require.NoError(t, err)
 		c := providers.Call{Endpoint: providers.EndpointRerank, Model: rr.Model, Rerank: rr, Body: json.RawMessage(`{}`)}
-		_, err = reranker(t).Rerank(context.Background(), providers.Target{Provider: "cohere", BaseURL: srv.URL, APIKey: testKey}, c)
+		_, err = reranker(t).Rerank(context.Background(), providers.Target{Provider: "cohere", BaseURL: srv.URL, APIKey: "sk-test-SECRET-9f8e7d6c5b4a"}, c)
 		require.NoError(t, err)
 		assert.JSONEq(t, `{"model":"rerank-v3.5","query":"q","documents":["a","b"],"top_n":1,"priority":2}`, string(srv.LastRequest().Body))
 	})

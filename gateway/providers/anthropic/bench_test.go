@@ -82,7 +82,7 @@ func BenchmarkAnthropicBuild(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := anthropicBuild(providers.Target{}, bc.call, false); err != nil {
+				if _, err := (family{}).Build(providers.Target{}, bc.call, false); err != nil {
 					b.Fatal(err)
 				}
 			}

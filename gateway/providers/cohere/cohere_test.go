@@ -21,9 +21,7 @@ const testKey = "sk-test-SECRET-9f8e7d6c5b4a"
 
 func adapter(t *testing.T, name string) providers.Provider {
 	t.Helper()
-	p, ok := all.Default()[name]
-	require.True(t, ok, "Default() serves %s", name)
-	return p
+	return providertest.Served(t, all.Default(), name)
 }
 
 func chatCall(body string) providers.Call {

@@ -382,40 +382,19 @@ func (p *Adapter) PassThrough(ctx context.Context, t providers.Target, c provide
 	if !strings.HasPrefix(path, "/") {
 		path = "/" + path
 	}
-	if strings.ContainsAny(path, "?#") || hasDotSegment(path) {
+	if strings.ContainsAny(path, "?#") || providers.HasDotSegment(path) {
 		return nil, domain.Invalid("path", "the path must not contain ?, # or dot segments")
 	}
 	u, err := p.endpoint(t, c.Model, path, c.Query)
 	if err != nil {
 		return nil, err
 	}
-	method := c.Method
-	if method == "" {
-		method = http.MethodGet
-	}
-	var body io.Reader = http.NoBody
-	if len(c.Body) > 0 {
-		body = bytes.NewReader(c.Body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	req, err := providers.NewPassThroughRequest(ctx, u, c, true)
 	if err != nil {
 		return nil, fmt.Errorf("%s: building the request: %w", p.name, providers.RedactError(err, t.APIKey))
 	}
-	providers.ForwardHeaders(req.Header, c.Header, true)
-	if len(c.Body) > 0 && req.Header.Get("Content-Type") == "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
 	p.authorize(req.Header, t)
 	return p.send(ctx, t, req)
-}
-
-func hasDotSegment(path string) bool {
-	for _, seg := range strings.Split(path, "/") {
-		if unescaped, err := url.PathUnescape(seg); err != nil || unescaped == "." || unescaped == ".." {
-			return true
-		}
-	}
-	return false
 }
 
 // AnswerHeaders are the upstream headers worth handing back: the content type, the

@@ -30,9 +30,7 @@ const chatBody = `{"model":"gpt-4o","messages":[{"role":"system","content":"Be b
 
 func adapter(t *testing.T, name string) providers.Provider {
 	t.Helper()
-	p, ok := all.Default()[name]
-	require.True(t, ok, "Default() serves %s", name)
-	return p
+	return providertest.Served(t, all.Default(), name)
 }
 
 func chatCall(body string) providers.Call {

@@ -19,6 +19,14 @@ import (
 // library's types (a stream is anything with Next), so that this package needs nothing of the
 // adapters it serves.
 
+// Served is adapters[name] (a default set of adapters), failing the test when there is none.
+func Served[P any](t testing.TB, adapters map[string]P, name string) P {
+	t.Helper()
+	p, ok := adapters[name]
+	require.True(t, ok, "Default() serves %s", name)
+	return p
+}
+
 // Rewrite sends every request to a stand-in and remembers the URL it was meant for, so that a
 // test can check a provider's default base URL without leaving 127.0.0.1.
 type Rewrite struct {

@@ -49,3 +49,13 @@ func SilentServer(t testing.TB, hangUp, reset bool) string {
 	}()
 	return ln.Addr().String()
 }
+
+// ClosedPort is an address on which nothing listens: a port that was just listened on.
+func ClosedPort(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}

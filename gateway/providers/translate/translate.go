@@ -1,15 +1,10 @@
 package translate
 
 import (
-	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/causeway/causeway/domain"
@@ -17,13 +12,9 @@ import (
 	"github.com/causeway/causeway/gateway/providers"
 )
 
-// What the translating adapters share: the OpenAI side of the translation (helpers over the
-// request's Go model, which the openai package reads; the answer and chunk shapes written), and
-// the plumbing of one upstream call.
-
-// maxBody bounds a whole (non-streamed) upstream answer, so that a provider cannot make the
-// gateway buffer without limit.
-const maxBody = 32 << 20
+// The OpenAI side of the translation, which every family shares: the request read from its Go
+// model (package openai) and walked turn by turn, and the answer and chunk shapes written back.
+// The call itself is Adapter's (adapter.go), the stream's life stream's (stream.go).
 
 // FunctionCall is a function call in an answer: its name and its JSON-string arguments.
 type FunctionCall struct {
@@ -36,6 +27,82 @@ type ToolCall struct {
 	ID       string       `json:"id"`
 	Type     string       `json:"type"`
 	Function FunctionCall `json:"function"`
+}
+
+// Parse reads the call's chat request and what the answer's translation needs to know of it:
+// the model is the call's (after overrides), else the body's.
+func Parse(t providers.Target, c providers.Call) (*openai.ChatRequest, Translation, error) {
+	req, err := c.ChatRequest()
+	if err != nil {
+		return nil, Translation{}, err
+	}
+	model := c.Model
+	if model == "" {
+		model = req.Model
+	}
+	return req, Translation{Strict: t.StrictOpenAI, Model: model, IncludeUsage: req.StreamOptions.IncludeUsage}, nil
+}
+
+// Turns receives OpenAI's messages (Walk) as the providers that take the system prompt apart
+// from the turns, and tool results as user turns, want them.
+type Turns interface {
+	// System is a non-empty text part of a system or developer message.
+	System(p openai.Part)
+	// User is a user message; param names it (messages[i]) in errors.
+	User(parts []openai.Part, param string) error
+	// Assistant is an assistant message.
+	Assistant(m *openai.Message, parts []openai.Part, param string) error
+	// Tool is a tool or function message: a result. join says the turn before holds results
+	// too, which this one joins, as providers want every result of a turn's calls in one turn.
+	Tool(m *openai.Message, parts []openai.Part, param string, join bool) error
+}
+
+// Walk hands msgs to t in order. A system or developer message holds only text; a role other
+// than system, developer, user, assistant, tool and function is refused.
+func Walk(msgs []openai.Message, t Turns) error {
+	lastTool := false // the last turn holds tool results, so the next one joins it
+	for i := range msgs {
+		m := &msgs[i]
+		param := fmt.Sprintf("messages[%d]", i)
+		parts := m.Parts()
+		switch m.Role {
+		case openai.RoleSystem, openai.RoleDeveloper:
+			for j, p := range parts {
+				if p.Type != openai.PartText {
+					return domain.Invalid(fmt.Sprintf("%s.content[%d].type", param, j), "a system message holds only text")
+				}
+				if p.Text != "" {
+					t.System(p)
+				}
+			}
+			continue
+		case openai.RoleUser:
+			if err := t.User(parts, param); err != nil {
+				return err
+			}
+		case openai.RoleAssistant:
+			if err := t.Assistant(m, parts, param); err != nil {
+				return err
+			}
+		case openai.RoleTool, openai.RoleFunction:
+			if err := t.Tool(m, parts, param, lastTool); err != nil {
+				return err
+			}
+			lastTool = true
+			continue
+		default:
+			return domain.Invalid(param+".role", "role %q is not one of system, developer, user, assistant, tool, function", m.Role)
+		}
+		lastTool = false
+	}
+	return nil
+}
+
+// Unsupported refuses a content part the provider cannot take: what ("content parts",
+// "assistant content parts") of part j of the message param.
+func Unsupported(provider, what, param string, j int, typ string) error {
+	return &domain.Error{Code: domain.CodeUnsupported, Param: fmt.Sprintf("%s.content[%d].type", param, j),
+		Message: fmt.Sprintf("%s of type %q cannot be sent to %s", what, typ, provider)}
 }
 
 // Text joins the text parts of a message's content (tool results and system prompts are
@@ -107,6 +174,55 @@ func DataURL(u string) (mediaType, data string, ok bool) {
 
 // The answer side (spec 2.3).
 
+// Reply gathers one choice's message from a provider's answer, part by part in the model's
+// order.
+type Reply struct {
+	text     strings.Builder
+	hasText  bool
+	calls    []ToolCall
+	blocks   []Block
+	thinking bool
+}
+
+// Text adds a text part.
+func (r *Reply) Text(s string) {
+	r.text.WriteString(s)
+	r.hasText = true
+	r.blocks = append(r.blocks, Block{Type: "text", Text: s})
+}
+
+// Call adds a tool call.
+func (r *Reply) Call(tc ToolCall) { r.calls = append(r.calls, tc) }
+
+// Thinking adds a thinking (or redacted thinking) block.
+func (r *Reply) Thinking(b Block) {
+	r.thinking = true
+	r.blocks = append(r.blocks, b)
+}
+
+// Calls counts the tool calls added.
+func (r *Reply) Calls() int { return len(r.calls) }
+
+// Message is the assistant message: its text as content, unless only tool calls came; the
+// calls as tool_calls, or the first as function_call for a legacy request; and, when thinking
+// came and the Target is not strict, every text and thinking block in order as content_blocks.
+func (r *Reply) Message(tr Translation) Message {
+	out := Message{Role: "assistant"}
+	if r.hasText || len(r.calls) == 0 {
+		out.Content = Str(r.text.String())
+	}
+	if tr.Legacy && len(r.calls) > 0 {
+		out.FunctionCall = &r.calls[0].Function
+	} else {
+		out.ToolCalls = r.calls
+	}
+	if r.thinking && !tr.Strict {
+		out.ContentBlocks = r.blocks
+	}
+	return out
+}
+
+// Completion is a whole answer: a chat.completion object.
 type Completion struct {
 	ID      string     `json:"id"`
 	Object  string     `json:"object"`
@@ -116,6 +232,7 @@ type Completion struct {
 	Usage   *UsageBody `json:"usage,omitempty"`
 }
 
+// Choice is one choice of a Completion.
 type Choice struct {
 	Index        int             `json:"index"`
 	Message      Message         `json:"message"`
@@ -123,6 +240,7 @@ type Choice struct {
 	FinishReason string          `json:"finish_reason"`
 }
 
+// Message is a choice's assistant message.
 type Message struct {
 	Role          string        `json:"role"`
 	Content       *string       `json:"content"`
@@ -141,6 +259,7 @@ type Block struct {
 	Data      string `json:"data,omitempty"`
 }
 
+// UsageBody is OpenAI's usage object as answers and usage chunks carry it.
 type UsageBody struct {
 	PromptTokens        int `json:"prompt_tokens"`
 	CompletionTokens    int `json:"completion_tokens"`
@@ -153,6 +272,7 @@ type UsageBody struct {
 	} `json:"completion_tokens_details,omitempty"`
 }
 
+// UsageOf is u in OpenAI's shape: cached tokens always, reasoning tokens when there are any.
 func UsageOf(u providers.Usage) *UsageBody {
 	out := &UsageBody{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 	out.PromptTokensDetails = &struct {
@@ -168,6 +288,7 @@ func UsageOf(u providers.Usage) *UsageBody {
 
 // The stream side: chat.completion.chunk objects.
 
+// Chunk is a chat.completion.chunk object.
 type Chunk struct {
 	ID      string        `json:"id"`
 	Object  string        `json:"object"`
@@ -177,6 +298,7 @@ type Chunk struct {
 	Usage   *UsageBody    `json:"usage,omitempty"`
 }
 
+// ChunkChoice is one choice of a Chunk.
 type ChunkChoice struct {
 	Index        int             `json:"index"`
 	Delta        Delta           `json:"delta"`
@@ -184,6 +306,7 @@ type ChunkChoice struct {
 	FinishReason *string         `json:"finish_reason"`
 }
 
+// Delta is what a ChunkChoice adds to its message.
 type Delta struct {
 	Role          string          `json:"role,omitempty"`
 	Content       *string         `json:"content,omitempty"`
@@ -192,6 +315,7 @@ type Delta struct {
 	ContentBlocks []BlockDelta    `json:"content_blocks,omitempty"`
 }
 
+// ToolCallDelta is a streamed piece of a tool call: the first carries its id, type and name.
 type ToolCallDelta struct {
 	Index    int           `json:"index"`
 	ID       string        `json:"id,omitempty"`
@@ -215,29 +339,6 @@ type BlockDelta struct {
 // Null is JSON's null: the logprobs of every choice translated.
 var Null = json.RawMessage("null")
 
-// Chunker builds the chunks of one streamed answer.
-type Chunker struct {
-	ID      string
-	Model   string
-	Created int64
-}
-
-// Chunk is a chat.completion.chunk of choices.
-func (c *Chunker) Chunk(choices ...ChunkChoice) []byte {
-	for i := range choices {
-		choices[i].Logprobs = Null
-	}
-	b, _ := json.Marshal(Chunk{ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model, Choices: choices})
-	return b
-}
-
-// Usage is the chunk of usage alone that ends a stream whose client asked for it.
-func (c *Chunker) Usage(u providers.Usage) []byte {
-	b, _ := json.Marshal(Chunk{ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model,
-		Choices: []ChunkChoice{}, Usage: UsageOf(u)})
-	return b
-}
-
 // Str points at s, for the optional strings of answers and deltas.
 func Str(s string) *string { return &s }
 
@@ -246,80 +347,6 @@ func NewID(prefix string) string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return prefix + hex.EncodeToString(b[:])
-}
-
-// Plumbing of one upstream call.
-
-// Client is the Target's client (which carries the egress guard for custom hosts), or the
-// adapter's own.
-func Client(t providers.Target, own *http.Client) *http.Client {
-	if t.Client != nil {
-		return t.Client
-	}
-	return own
-}
-
-// Send sends req and sorts a failure: the caller's cancellation as ctx.Err(); its deadline
-// (the request timeout) as a timed-out *ConnectionError that still unwraps to
-// context.DeadlineExceeded; anything else before an answer as a *ConnectionError.
-func Send(ctx context.Context, client *http.Client, provider, key string, req *http.Request) (*http.Response, error) {
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, providers.TransportError(ctx, provider, err, key)
-	}
-	return resp, nil
-}
-
-// ReadBody reads a whole answer, bounded by maxBody.
-func ReadBody(ctx context.Context, t providers.Target, provider string, resp *http.Response) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
-		return nil, providers.TransportError(ctx, provider, err, t.APIKey)
-	}
-	if len(body) > maxBody {
-		return nil, &providers.UpstreamError{Status: http.StatusBadGateway, Provider: provider,
-			Body: ErrorBody(provider+" answered more than 32 MiB", "api_error", nil)}
-	}
-	return body, nil
-}
-
-// PassThroughRequest builds a pass-through request: the call's method (GET when unset),
-// path under base, query and body, with the forwarded headers. A path with ?, # or dot
-// segments is refused, so that a call cannot climb out of the API's base.
-func PassThroughRequest(ctx context.Context, base string, c providers.Call) (*http.Request, error) {
-	p := c.Path
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p
-	}
-	if strings.ContainsAny(p, "?#") {
-		return nil, domain.Invalid("path", "the path must not contain ? or #")
-	}
-	for _, seg := range strings.Split(p, "/") {
-		if unescaped, err := url.PathUnescape(seg); err != nil || unescaped == "." || unescaped == ".." {
-			return nil, domain.Invalid("path", "the path must not contain dot segments")
-		}
-	}
-	u := base + p
-	if c.Query != "" {
-		u += "?" + c.Query
-	}
-	method := c.Method
-	if method == "" {
-		method = http.MethodGet
-	}
-	var body io.Reader = http.NoBody
-	if len(c.Body) > 0 {
-		body = bytes.NewReader(c.Body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
-	if err != nil {
-		return nil, domain.Invalid("path", "the path does not make a valid URL")
-	}
-	providers.ForwardHeaders(req.Header, c.Header, false)
-	if len(c.Body) > 0 && req.Header.Get("Content-Type") == "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	return req, nil
 }
 
 // ErrorBody is OpenAI's error shape.
