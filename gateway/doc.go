@@ -12,6 +12,7 @@
 // ledger), prices (PriceBook) and the log sink (LogSink); cmd wires them. The transport
 // (package http) only turns a request into a Request and implements Reply.
 //
-// It imports domain/, ledger/ (the contract, no driver) and its own subpackages; never http/,
+// It imports domain/, ledger/ (the contract, no driver) and its own subpackages, of the provider
+// adapters only their contract (gateway/providers; cmd wires the families); never http/,
 // commands/, projections/ or a database driver.
 package gateway

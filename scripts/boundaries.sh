@@ -14,12 +14,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The provider adapter families, their shared translating core and the default set that names them all.
+adapters='^github\.com/causeway/causeway/gateway/providers/(all|openaicompat|anthropic|gemini|cohere|translate)(/|$)'
 drivers='^(modernc\.org/sqlite|github\.com/jackc/pgx|github\.com/EventStore/EventStore-Client-Go|github\.com/ClickHouse)(/|$)'
 
 read -r -d '' RULES <<TABLE || true
 imports ./domain/...  \.          domain/ imports only the standard library
 deps    ./eventstore ${drivers} the event store contract imports no database driver
 deps    ./gateway/... ^github\.com/causeway/causeway/(http|commands|projections)(/|$)|${drivers} the data plane reads only its declared interfaces: no HTTP layer, no commands, no projections, no database driver
+deps    ./gateway ${adapters} the data plane calls providers through their contract (gateway/providers); only cmd wires the adapter families
+deps    ./gateway/providers ${adapters} the provider contract depends on no adapter family
 TABLE
 
 if [ $# -gt 0 ]; then

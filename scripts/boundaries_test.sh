@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Proves scripts/boundaries.sh catches a breach: the tree as it is passes, and the same check
 # fails once a file importing a database driver is planted in the event store contract, or one
-# importing a driver in the data plane
+# importing a driver, or the provider adapters, in the data plane
 # (through go list's -overlay, so the tree is not touched), or once a rule is given that a
 # backend breaks.
 set -euo pipefail
@@ -33,6 +33,17 @@ if GOFLAGS="-overlay=$tmp/overlay_gateway.json" bash scripts/boundaries.sh 2>"$t
 	fail "a driver planted in ./gateway passed"
 fi
 grep -q '^  github.com/jackc/pgx/v5$' "$tmp/out" || fail "the breach report does not name pgx: $(cat "$tmp/out")"
+
+cat >"$tmp/breach_adapters.go" <<'GO'
+package gateway
+
+import _ "github.com/causeway/causeway/gateway/providers/all"
+GO
+printf '{"Replace":{"%s":"%s"}}\n' "$PWD/gateway/zz_breach.go" "$tmp/breach_adapters.go" >"$tmp/overlay_adapters.json"
+if GOFLAGS="-overlay=$tmp/overlay_adapters.json" bash scripts/boundaries.sh 2>"$tmp/out"; then
+	fail "an adapter family planted in ./gateway passed"
+fi
+grep -q '^  github.com/causeway/causeway/gateway/providers/openaicompat$' "$tmp/out" || fail "the breach report does not name the family: $(cat "$tmp/out")"
 
 echo 'deps ./eventstore/postgres ^github\.com/jackc/pgx(/|$) planted: a backend holds its driver' >"$tmp/rules"
 if bash scripts/boundaries.sh "$tmp/rules" 2>"$tmp/out"; then

@@ -1,12 +1,3 @@
-// Package providers adapts LLM providers to the gateway. The gateway speaks OpenAI's JSON on
-// both sides; an adapter turns an OpenAI-shaped call into its provider's request and its
-// provider's answer (or stream) back into OpenAI's shape.
-//
-// An adapter implements Provider and, for what it can do beyond chat, the optional
-// capabilities below, which the gateway checks by type assertion. It imports net/http, the
-// standard library, domain/ (for its errors), gateway/openai (the Go model of the request) and
-// gateway/sse; it never reads configuration or databases: a Target carries everything a call
-// needs, credentials included.
 package providers
 
 import (

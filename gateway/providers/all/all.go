@@ -1,6 +1,3 @@
-// Package all is the default set of provider adapters: every family's, keyed by the provider
-// names a Target carries. It is the one package that names every family, so that cmd wires
-// them in one call and no family imports another's registry.
 package all
 
 import (

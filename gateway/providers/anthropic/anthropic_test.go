@@ -21,13 +21,13 @@ import (
 	"github.com/causeway/causeway/gateway/providers/providertest"
 )
 
-const anthropicKey = "sk-ant-api03-standin-secret-0123456789"
+const testKey = "sk-ant-api03-standin-secret-0123456789"
 
-func anthropicTarget(s *providertest.AnthropicServer) providers.Target {
-	return providers.Target{Provider: "anthropic", BaseURL: s.BaseURL(), APIKey: anthropicKey}
+func standInTarget(s *providertest.AnthropicServer) providers.Target {
+	return providers.Target{Provider: "anthropic", BaseURL: s.BaseURL(), APIKey: testKey}
 }
 
-func anthropicCall(body string) providers.Call {
+func chatCall(body string) providers.Call {
 	return providers.Call{Endpoint: providers.EndpointChat, Model: "claude-sonnet-4-5", Body: json.RawMessage(body)}
 }
 
@@ -215,11 +215,11 @@ func TestAnthropicRequestTranslation(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := providertest.NewAnthropic(t)
-			target := anthropicTarget(s)
+			target := standInTarget(s)
 			if tc.target != nil {
 				tc.target(&target)
 			}
-			_, err := anthropic.New(nil).Chat(context.Background(), target, anthropicCall(tc.body))
+			_, err := anthropic.New(nil).Chat(context.Background(), target, chatCall(tc.body))
 			require.NoError(t, err, "the stand-in refuses what Anthropic would refuse")
 			tc.check(t, s.LastRequest().JSON())
 		})
@@ -228,10 +228,10 @@ func TestAnthropicRequestTranslation(t *testing.T) {
 
 func TestAnthropicRequestHeaders(t *testing.T) {
 	s := providertest.NewAnthropic(t)
-	s.RequireKey(anthropicKey)
-	target := anthropicTarget(s)
+	s.RequireKey(testKey)
+	target := standInTarget(s)
 	target.Options = map[string]string{"anthropic_beta": "prompt-caching-2024-07-31"}
-	call := anthropicCall(`{"messages":[{"role":"user","content":"Hi"}]}`)
+	call := chatCall(`{"messages":[{"role":"user","content":"Hi"}]}`)
 	call.Header = http.Header{"X-Custom": {"kept"}, "Authorization": {"Bearer client-key"}, "X-Gateway-Trace-Id": {"t1"}}
 
 	_, err := anthropic.New(nil).Chat(context.Background(), target, call)
@@ -240,7 +240,7 @@ func TestAnthropicRequestHeaders(t *testing.T) {
 	req := s.LastRequest()
 	assert.Equal(t, http.MethodPost, req.Method)
 	assert.Equal(t, "/v1/messages", req.Path)
-	assert.Equal(t, anthropicKey, req.Header.Get("X-Api-Key"))
+	assert.Equal(t, testKey, req.Header.Get("X-Api-Key"))
 	assert.Equal(t, "2023-06-01", req.Header.Get("Anthropic-Version"))
 	assert.Equal(t, "prompt-caching-2024-07-31", req.Header.Get("Anthropic-Beta"))
 	assert.Equal(t, "application/json", req.Header.Get("Content-Type"))
@@ -250,7 +250,7 @@ func TestAnthropicRequestHeaders(t *testing.T) {
 
 	t.Run("a base URL that already ends in /v1 gets no second", func(t *testing.T) {
 		target.BaseURL = s.BaseURL() + "/v1/"
-		_, err := anthropic.New(nil).Chat(context.Background(), target, anthropicCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
+		_, err := anthropic.New(nil).Chat(context.Background(), target, chatCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
 		require.NoError(t, err)
 		assert.Equal(t, "/v1/messages", s.LastRequest().Path)
 	})
@@ -282,7 +282,7 @@ func TestAnthropicRequestRefusals(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := providertest.NewAnthropic(t)
-			_, err := anthropic.New(nil).Chat(context.Background(), anthropicTarget(s), anthropicCall(tc.body))
+			_, err := anthropic.New(nil).Chat(context.Background(), standInTarget(s), chatCall(tc.body))
 			var de *domain.Error
 			require.ErrorAs(t, err, &de)
 			assert.Equal(t, tc.code, de.Code)
@@ -293,11 +293,11 @@ func TestAnthropicRequestRefusals(t *testing.T) {
 
 	t.Run("a non-function tool", func(t *testing.T) {
 		s := providertest.NewAnthropic(t)
-		call := anthropicCall("")
+		call := chatCall("")
 		call.Chat = &openai.ChatRequest{Model: "claude-x", N: 1, Messages: []openai.Message{{Role: "user", Text: "Hi"}},
 			Tools: []openai.Tool{{Type: "code_interpreter"}}}
 		call.Body = json.RawMessage(`{"model":"claude-x","messages":[{"role":"user","content":"Hi"}],"tools":[{"type":"code_interpreter"}]}`)
-		_, err := anthropic.New(nil).Chat(context.Background(), anthropicTarget(s), call)
+		_, err := anthropic.New(nil).Chat(context.Background(), standInTarget(s), call)
 		var de *domain.Error
 		require.ErrorAs(t, err, &de)
 		assert.Equal(t, domain.CodeUnsupported, de.Code)
@@ -422,9 +422,9 @@ func TestAnthropicAnswerTranslation(t *testing.T) {
 			if tc.scripted != "" {
 				s.Script(providertest.Answer{Body: tc.scripted})
 			}
-			target := anthropicTarget(s)
+			target := standInTarget(s)
 			target.StrictOpenAI = tc.strict
-			resp, err := anthropic.New(nil).Chat(context.Background(), target, anthropicCall(tc.body))
+			resp, err := anthropic.New(nil).Chat(context.Background(), target, chatCall(tc.body))
 			require.NoError(t, err)
 			assert.Equal(t, http.StatusOK, resp.Status)
 			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
@@ -524,9 +524,9 @@ func TestAnthropicStream(t *testing.T) {
 			s := providertest.NewAnthropic(t)
 			s.SetCacheUsage(2, 0)
 			s.SetStream(providertest.StreamPlan{Chunks: 4})
-			target := anthropicTarget(s)
+			target := standInTarget(s)
 			target.StrictOpenAI = tc.strict
-			call := anthropicCall(tc.body)
+			call := chatCall(tc.body)
 			call.Stream = true
 			st, err := anthropic.New(nil).ChatStream(context.Background(), target, call)
 			require.NoError(t, err)
@@ -554,9 +554,9 @@ func TestAnthropicStreamStrictDropsThinking(t *testing.T) {
 		ev("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn"}, "usage": map[string]any{"output_tokens": 9}}),
 		ev("message_stop", map[string]any{"type": "message_stop"}),
 	}, "")})
-	target := anthropicTarget(s)
+	target := standInTarget(s)
 	target.StrictOpenAI = true
-	st, err := anthropic.New(nil).ChatStream(context.Background(), target, anthropicCall(`{"messages":[{"role":"user","content":"Hi"}],"stream":true}`))
+	st, err := anthropic.New(nil).ChatStream(context.Background(), target, chatCall(`{"messages":[{"role":"user","content":"Hi"}],"stream":true}`))
 	require.NoError(t, err)
 	defer st.Close()
 	chunks, err := providertest.Drain(t, st)
@@ -611,14 +611,14 @@ func TestAnthropicStreamFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := providertest.NewAnthropic(t)
 			s.SetStream(tc.plan)
-			st, err := anthropic.New(nil).ChatStream(context.Background(), anthropicTarget(s),
-				anthropicCall(`{"messages":[{"role":"user","content":"Hi"}],"stream":true}`))
+			st, err := anthropic.New(nil).ChatStream(context.Background(), standInTarget(s),
+				chatCall(`{"messages":[{"role":"user","content":"Hi"}],"stream":true}`))
 			require.NoError(t, err)
 			defer st.Close()
 			chunks, err := providertest.Drain(t, st)
 			require.Error(t, err, "never a silent end")
 			assert.Len(t, chunks, tc.chunks)
-			assert.NotContains(t, err.Error(), anthropicKey)
+			assert.NotContains(t, err.Error(), testKey)
 			tc.check(t, err)
 			_, again := st.Next()
 			assert.Equal(t, err, again, "the failure sticks")
@@ -637,7 +637,7 @@ func TestAnthropicErrors(t *testing.T) {
 	}{
 		{"400 invalid request", providertest.Answer{Status: 400, Body: providertest.AnthropicErrorBody("invalid_request_error", "messages: roles must alternate")},
 			400, 0, "invalid_request_error", "messages: roles must alternate"},
-		{"401 quoting the key is scrubbed", providertest.Answer{Status: 401, Body: providertest.AnthropicErrorBody("authentication_error", "invalid x-api-key "+anthropicKey)},
+		{"401 quoting the key is scrubbed", providertest.Answer{Status: 401, Body: providertest.AnthropicErrorBody("authentication_error", "invalid x-api-key "+testKey)},
 			401, 0, "authentication_error", "invalid x-api-key [redacted]"},
 		{"429 with retry-after", providertest.Answer{Status: 429, Header: http.Header{"Retry-After": {"7"}},
 			Body: providertest.AnthropicErrorBody("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit")},
@@ -657,12 +657,12 @@ func TestAnthropicErrors(t *testing.T) {
 				s := providertest.NewAnthropic(t)
 				s.Script(tc.answer)
 				a := anthropic.New(nil)
-				call := anthropicCall(`{"messages":[{"role":"user","content":"Hi"}]}`)
+				call := chatCall(`{"messages":[{"role":"user","content":"Hi"}]}`)
 				var err error
 				if stream {
-					_, err = a.ChatStream(context.Background(), anthropicTarget(s), call)
+					_, err = a.ChatStream(context.Background(), standInTarget(s), call)
 				} else {
-					_, err = a.Chat(context.Background(), anthropicTarget(s), call)
+					_, err = a.Chat(context.Background(), standInTarget(s), call)
 				}
 				var ue *providers.UpstreamError
 				require.ErrorAs(t, err, &ue)
@@ -673,8 +673,8 @@ func TestAnthropicErrors(t *testing.T) {
 				assert.Equal(t, tc.typ, providertest.Dig(body, "error", "type"))
 				assert.Equal(t, tc.message, providertest.Dig(body, "error", "message"))
 				assert.Contains(t, providertest.Dig(body, "error").(map[string]any), "param")
-				assert.NotContains(t, string(ue.Body), anthropicKey)
-				assert.NotContains(t, err.Error(), anthropicKey)
+				assert.NotContains(t, string(ue.Body), testKey)
+				assert.NotContains(t, err.Error(), testKey)
 			})
 		}
 	}
@@ -685,19 +685,19 @@ func TestAnthropicConnectionFailures(t *testing.T) {
 	t.Run("an unreachable provider is a connection error without the key", func(t *testing.T) {
 		closed := httptest.NewServer(http.NotFoundHandler())
 		closed.Close()
-		target := providers.Target{BaseURL: closed.URL, APIKey: anthropicKey}
-		_, err := anthropic.New(nil).Chat(context.Background(), target, anthropicCall(body))
+		target := providers.Target{BaseURL: closed.URL, APIKey: testKey}
+		_, err := anthropic.New(nil).Chat(context.Background(), target, chatCall(body))
 		var ce *providers.ConnectionError
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, "anthropic", ce.Provider)
-		assert.NotContains(t, err.Error(), anthropicKey)
+		assert.NotContains(t, err.Error(), testKey)
 	})
 	t.Run("a cancelled caller gets its context's error", func(t *testing.T) {
 		s := providertest.NewAnthropic(t)
 		s.Script(providertest.Answer{Body: "{}", Delay: 5 * time.Second})
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(50*time.Millisecond, cancel)
-		_, err := anthropic.New(nil).Chat(ctx, anthropicTarget(s), anthropicCall(body))
+		_, err := anthropic.New(nil).Chat(ctx, standInTarget(s), chatCall(body))
 		require.ErrorIs(t, err, context.Canceled)
 		var ce *providers.ConnectionError
 		assert.False(t, errors.As(err, &ce), "a caller that gave up is not the provider's failure")
@@ -707,7 +707,7 @@ func TestAnthropicConnectionFailures(t *testing.T) {
 		s.Script(providertest.Answer{Body: "{}", Delay: 5 * time.Second})
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
-		_, err := anthropic.New(nil).Chat(ctx, anthropicTarget(s), anthropicCall(body))
+		_, err := anthropic.New(nil).Chat(ctx, standInTarget(s), chatCall(body))
 		var ce *providers.ConnectionError
 		require.ErrorAs(t, err, &ce)
 		assert.True(t, ce.Timeout)
@@ -717,7 +717,7 @@ func TestAnthropicConnectionFailures(t *testing.T) {
 		s := providertest.NewAnthropic(t)
 		s.SetStream(providertest.StreamPlan{Chunks: 100, Delay: 20 * time.Millisecond})
 		ctx, cancel := context.WithCancel(context.Background())
-		st, err := anthropic.New(nil).ChatStream(ctx, anthropicTarget(s), anthropicCall(`{"messages":[{"role":"user","content":"Hi"}],"stream":true}`))
+		st, err := anthropic.New(nil).ChatStream(ctx, standInTarget(s), chatCall(`{"messages":[{"role":"user","content":"Hi"}],"stream":true}`))
 		require.NoError(t, err)
 		for range 3 {
 			_, err := st.Next()
@@ -742,7 +742,7 @@ func TestAnthropicConnectionFailures(t *testing.T) {
 func TestAnthropicPassThrough(t *testing.T) {
 	s := providertest.NewAnthropic(t)
 	a := anthropic.New(nil)
-	target := anthropicTarget(s)
+	target := standInTarget(s)
 	target.Options = map[string]string{"anthropic_beta": "token-counting-2024-11-01"}
 
 	resp, err := a.PassThrough(context.Background(), target, providers.Call{Endpoint: providers.EndpointPassThrough,
@@ -754,7 +754,7 @@ func TestAnthropicPassThrough(t *testing.T) {
 	assert.Equal(t, map[string]any{"method": "POST", "path": "/v1/messages/count_tokens", "query": "beta=true", "body": `{"model":"claude-x"}`},
 		providertest.Decode(t, raw))
 	req := s.LastRequest()
-	assert.Equal(t, anthropicKey, req.Header.Get("X-Api-Key"))
+	assert.Equal(t, testKey, req.Header.Get("X-Api-Key"))
 	assert.Equal(t, "2023-06-01", req.Header.Get("Anthropic-Version"))
 	assert.Equal(t, "token-counting-2024-11-01", req.Header.Get("Anthropic-Beta"))
 
@@ -777,9 +777,9 @@ func TestAnthropicPassThrough(t *testing.T) {
 
 func TestAnthropicVersionOption(t *testing.T) {
 	s := providertest.NewAnthropic(t)
-	target := anthropicTarget(s)
+	target := standInTarget(s)
 	target.Options = map[string]string{providers.OptionAnthropicVersion: "2023-01-01", providers.OptionAnthropicBeta: "b1"}
-	_, err := anthropic.New(nil).Chat(context.Background(), target, anthropicCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
+	_, err := anthropic.New(nil).Chat(context.Background(), target, chatCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
 	require.NoError(t, err)
 	assert.Equal(t, "2023-01-01", s.LastRequest().Header.Get("Anthropic-Version"))
 	assert.Equal(t, "b1", s.LastRequest().Header.Get("Anthropic-Beta"))

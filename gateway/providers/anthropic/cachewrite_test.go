@@ -21,8 +21,8 @@ func TestAnthropicCacheWrites(t *testing.T) {
 	t.Run("whole answer", func(t *testing.T) {
 		s := providertest.NewAnthropic(t)
 		s.SetCacheUsage(30, 120)
-		resp, err := anthropic.New(nil).Chat(context.Background(), anthropicTarget(s),
-			anthropicCall(`{"messages":[{"role":"user","content":"Say hello to me"}]}`))
+		resp, err := anthropic.New(nil).Chat(context.Background(), standInTarget(s),
+			chatCall(`{"messages":[{"role":"user","content":"Say hello to me"}]}`))
 		require.NoError(t, err)
 		// 4 words of input + 30 read from the cache + 120 written to it.
 		assert.Equal(t, providers.Usage{PromptTokens: 154, CompletionTokens: 4, TotalTokens: 158, CachedTokens: 30,
@@ -35,9 +35,9 @@ func TestAnthropicCacheWrites(t *testing.T) {
 		s := providertest.NewAnthropic(t)
 		s.SetCacheUsage(2, 9)
 		s.SetStream(providertest.StreamPlan{Chunks: 4})
-		call := anthropicCall(`{"messages":[{"role":"user","content":"Say hello"}],"stream":true,"stream_options":{"include_usage":true}}`)
+		call := chatCall(`{"messages":[{"role":"user","content":"Say hello"}],"stream":true,"stream_options":{"include_usage":true}}`)
 		call.Stream = true
-		st, err := anthropic.New(nil).ChatStream(context.Background(), anthropicTarget(s), call)
+		st, err := anthropic.New(nil).ChatStream(context.Background(), standInTarget(s), call)
 		require.NoError(t, err)
 		defer st.Close()
 		chunks, err := providertest.Drain(t, st)
@@ -62,9 +62,9 @@ func TestAnthropicCacheWrites(t *testing.T) {
 				"usage": map[string]any{"output_tokens": 6, "cache_creation_input_tokens": 70, "cache_read_input_tokens": 8}}),
 			ev("message_stop", map[string]any{"type": "message_stop"}),
 		}, "")})
-		call := anthropicCall(`{"messages":[{"role":"user","content":"Hi"}],"stream":true}`)
+		call := chatCall(`{"messages":[{"role":"user","content":"Hi"}],"stream":true}`)
 		call.Stream = true
-		st, err := anthropic.New(nil).ChatStream(context.Background(), anthropicTarget(s), call)
+		st, err := anthropic.New(nil).ChatStream(context.Background(), standInTarget(s), call)
 		require.NoError(t, err)
 		defer st.Close()
 		_, err = providertest.Drain(t, st)

@@ -19,13 +19,13 @@ import (
 	"github.com/causeway/causeway/gateway/providers/providertest"
 )
 
-const geminiKey = "AIzaSyStandInSecret0123456789abcdefghi"
+const testKey = "AIzaSyStandInSecret0123456789abcdefghi"
 
-func geminiTarget(s *providertest.GeminiServer) providers.Target {
-	return providers.Target{Provider: "google", BaseURL: s.BaseURL(), APIKey: geminiKey}
+func standInTarget(s *providertest.GeminiServer) providers.Target {
+	return providers.Target{Provider: "google", BaseURL: s.BaseURL(), APIKey: testKey}
 }
 
-func geminiCall(body string) providers.Call {
+func chatCall(body string) providers.Call {
 	return providers.Call{Endpoint: providers.EndpointChat, Model: "gemini-2.0-flash", Body: json.RawMessage(body)}
 }
 
@@ -179,11 +179,11 @@ func TestGeminiRequestTranslation(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := providertest.NewGemini(t)
-			target := geminiTarget(s)
+			target := standInTarget(s)
 			if tc.target != nil {
 				tc.target(&target)
 			}
-			_, err := gemini.New(nil).Chat(context.Background(), target, geminiCall(tc.body))
+			_, err := gemini.New(nil).Chat(context.Background(), target, chatCall(tc.body))
 			require.NoError(t, err, "the stand-in refuses what Gemini would refuse")
 			tc.check(t, s.LastRequest().JSON())
 		})
@@ -192,22 +192,22 @@ func TestGeminiRequestTranslation(t *testing.T) {
 
 func TestGeminiRequestURLAndHeaders(t *testing.T) {
 	s := providertest.NewGemini(t)
-	s.RequireKey(geminiKey)
-	call := geminiCall(`{"messages":[{"role":"user","content":"Hi"}]}`)
+	s.RequireKey(testKey)
+	call := chatCall(`{"messages":[{"role":"user","content":"Hi"}]}`)
 	call.Model = "models/gemini-2.5-pro"
 	call.Header = http.Header{"X-Custom": {"kept"}, "X-Goog-Api-Key": {"client-key"}}
 	g := gemini.New(nil)
 
-	_, err := g.Chat(context.Background(), geminiTarget(s), call)
+	_, err := g.Chat(context.Background(), standInTarget(s), call)
 	require.NoError(t, err)
 	req := s.LastRequest()
 	assert.Equal(t, "/v1beta/models/gemini-2.5-pro:generateContent", req.Path)
 	assert.Empty(t, req.RawQuery, "the key never travels in the URL")
-	assert.Equal(t, []string{geminiKey}, req.Header.Values("X-Goog-Api-Key"), "a forwarded credential never replaces the target's")
+	assert.Equal(t, []string{testKey}, req.Header.Values("X-Goog-Api-Key"), "a forwarded credential never replaces the target's")
 	assert.Equal(t, "kept", req.Header.Get("X-Custom"))
 
 	call.Stream = true
-	st, err := g.ChatStream(context.Background(), geminiTarget(s), call)
+	st, err := g.ChatStream(context.Background(), standInTarget(s), call)
 	require.NoError(t, err)
 	defer st.Close()
 	_, err = providertest.Drain(t, st)
@@ -235,7 +235,7 @@ func TestGeminiRequestRefusals(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := providertest.NewGemini(t)
-			_, err := gemini.New(nil).Chat(context.Background(), geminiTarget(s), geminiCall(tc.body))
+			_, err := gemini.New(nil).Chat(context.Background(), standInTarget(s), chatCall(tc.body))
 			var de *domain.Error
 			require.ErrorAs(t, err, &de)
 			assert.Equal(t, tc.code, de.Code)
@@ -347,9 +347,9 @@ func TestGeminiAnswerTranslation(t *testing.T) {
 			if tc.scripted != "" {
 				s.Script(providertest.Answer{Body: tc.scripted})
 			}
-			target := geminiTarget(s)
+			target := standInTarget(s)
 			target.StrictOpenAI = tc.strict
-			resp, err := gemini.New(nil).Chat(context.Background(), target, geminiCall(tc.body))
+			resp, err := gemini.New(nil).Chat(context.Background(), target, chatCall(tc.body))
 			require.NoError(t, err)
 			assert.Equal(t, http.StatusOK, resp.Status)
 			tc.check(t, providertest.Decode(t, resp.Body), resp.Usage)
@@ -363,7 +363,7 @@ func TestGeminiToolRoundTrip(t *testing.T) {
 	s := providertest.NewGemini(t)
 	g := gemini.New(nil)
 	tools := `"tools":[{"type":"function","function":{"name":"get_time"}}],"thinking":{"type":"enabled","budget_tokens":1024}`
-	first, err := g.Chat(context.Background(), geminiTarget(s), geminiCall(`{"messages":[{"role":"user","content":"Time?"}],`+tools+`}`))
+	first, err := g.Chat(context.Background(), standInTarget(s), chatCall(`{"messages":[{"role":"user","content":"Time?"}],`+tools+`}`))
 	require.NoError(t, err)
 	msg := providertest.Dig(providertest.Decode(t, first.Body), "choices", 0, "message")
 	call := providertest.Dig(msg, "tool_calls", 0)
@@ -374,7 +374,7 @@ func TestGeminiToolRoundTrip(t *testing.T) {
 		map[string]any{"role": "tool", "tool_call_id": providertest.Dig(call, "id"), "content": "noon"},
 	})
 	require.NoError(t, err)
-	second, err := g.Chat(context.Background(), geminiTarget(s), geminiCall(`{"messages":`+string(history)+`,`+tools+`}`))
+	second, err := g.Chat(context.Background(), standInTarget(s), chatCall(`{"messages":`+string(history)+`,`+tools+`}`))
 	require.NoError(t, err)
 	assert.Equal(t, providertest.Reply, providertest.Dig(providertest.Decode(t, second.Body), "choices", 0, "message", "content"))
 	assert.Equal(t, "get_time", providertest.Dig(s.LastRequest().JSON(), "contents", 2, "parts", 0, "functionResponse", "name"))
@@ -452,9 +452,9 @@ func TestGeminiStream(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := providertest.NewGemini(t)
 			s.SetStream(providertest.StreamPlan{Chunks: 4})
-			call := geminiCall(tc.body)
+			call := chatCall(tc.body)
 			call.Stream = true
-			st, err := gemini.New(nil).ChatStream(context.Background(), geminiTarget(s), call)
+			st, err := gemini.New(nil).ChatStream(context.Background(), standInTarget(s), call)
 			require.NoError(t, err)
 			defer st.Close()
 			chunks, err := providertest.Drain(t, st)
@@ -506,13 +506,13 @@ func TestGeminiStreamFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := providertest.NewGemini(t)
 			s.SetStream(tc.plan)
-			st, err := gemini.New(nil).ChatStream(context.Background(), geminiTarget(s), geminiCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
+			st, err := gemini.New(nil).ChatStream(context.Background(), standInTarget(s), chatCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
 			require.NoError(t, err)
 			defer st.Close()
 			chunks, err := providertest.Drain(t, st)
 			require.Error(t, err, "never a silent end")
 			assert.Len(t, chunks, tc.chunks)
-			assert.NotContains(t, err.Error(), geminiKey)
+			assert.NotContains(t, err.Error(), testKey)
 			tc.check(t, err)
 		})
 	}
@@ -531,7 +531,7 @@ func TestGeminiErrors(t *testing.T) {
 		message    string
 	}{
 		{"400 for a key Google does not know", nil, 400, 0, "invalid_request_error", "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key."},
-		{"403 quoting the key is scrubbed", &providertest.Answer{Status: 403, Body: providertest.GeminiErrorBody(403, "PERMISSION_DENIED", "Key "+geminiKey+" is suspended")},
+		{"403 quoting the key is scrubbed", &providertest.Answer{Status: 403, Body: providertest.GeminiErrorBody(403, "PERMISSION_DENIED", "Key "+testKey+" is suspended")},
 			403, 0, "permission_error", "PERMISSION_DENIED", "Key [redacted] is suspended"},
 		{"429 with RetryInfo", &providertest.Answer{Status: 429, Body: retryInfo}, 429, 30 * time.Second, "rate_limit_error", "RESOURCE_EXHAUSTED", "You exceeded your current quota."},
 		{"429 with Retry-After", &providertest.Answer{Status: 429, Header: http.Header{"Retry-After": {"4"}}, Body: providertest.GeminiErrorBody(429, "RESOURCE_EXHAUSTED", "Slow down")},
@@ -547,14 +547,14 @@ func TestGeminiErrors(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				s := providertest.NewGemini(t)
-				target := geminiTarget(s)
+				target := standInTarget(s)
 				if tc.answer != nil {
 					s.Script(*tc.answer)
 				} else {
 					s.RequireKey("AIzaSyAnotherKey")
 				}
 				g := gemini.New(nil)
-				call := geminiCall(`{"messages":[{"role":"user","content":"Hi"}]}`)
+				call := chatCall(`{"messages":[{"role":"user","content":"Hi"}]}`)
 				var err error
 				if stream {
 					_, err = g.ChatStream(context.Background(), target, call)
@@ -570,8 +570,8 @@ func TestGeminiErrors(t *testing.T) {
 				assert.Equal(t, tc.typ, providertest.Dig(body, "error", "type"))
 				assert.Equal(t, tc.code, providertest.Dig(body, "error", "code"))
 				assert.Equal(t, tc.message, providertest.Dig(body, "error", "message"))
-				assert.NotContains(t, string(ue.Body), geminiKey)
-				assert.NotContains(t, err.Error(), geminiKey)
+				assert.NotContains(t, string(ue.Body), testKey)
+				assert.NotContains(t, err.Error(), testKey)
 			})
 		}
 	}
@@ -581,18 +581,18 @@ func TestGeminiConnectionFailures(t *testing.T) {
 	t.Run("an unreachable provider is a connection error without the key", func(t *testing.T) {
 		closed := httptest.NewServer(http.NotFoundHandler())
 		closed.Close()
-		_, err := gemini.New(nil).Chat(context.Background(), providers.Target{BaseURL: closed.URL, APIKey: geminiKey},
-			geminiCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
+		_, err := gemini.New(nil).Chat(context.Background(), providers.Target{BaseURL: closed.URL, APIKey: testKey},
+			chatCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
 		var ce *providers.ConnectionError
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, "google", ce.Provider)
-		assert.NotContains(t, err.Error(), geminiKey)
+		assert.NotContains(t, err.Error(), testKey)
 	})
 	t.Run("cancelling mid-stream ends the stream and reaches the provider", func(t *testing.T) {
 		s := providertest.NewGemini(t)
 		s.SetStream(providertest.StreamPlan{Chunks: 100, Delay: 20 * time.Millisecond})
 		ctx, cancel := context.WithCancel(context.Background())
-		st, err := gemini.New(nil).ChatStream(ctx, geminiTarget(s), geminiCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
+		st, err := gemini.New(nil).ChatStream(ctx, standInTarget(s), chatCall(`{"messages":[{"role":"user","content":"Hi"}]}`))
 		require.NoError(t, err)
 		for range 3 {
 			_, err := st.Next()
@@ -617,17 +617,17 @@ func TestGeminiPassThrough(t *testing.T) {
 	s := providertest.NewGemini(t)
 	g := gemini.New(nil)
 
-	resp, err := g.PassThrough(context.Background(), geminiTarget(s), providers.Call{Endpoint: providers.EndpointPassThrough,
+	resp, err := g.PassThrough(context.Background(), standInTarget(s), providers.Call{Endpoint: providers.EndpointPassThrough,
 		Method: http.MethodGet, Path: "/models", Query: "pageSize=5"})
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]any{"method": "GET", "path": "/v1beta/models", "query": "pageSize=5", "body": ""}, providertest.Decode(t, raw))
-	assert.Equal(t, geminiKey, s.LastRequest().Header.Get("X-Goog-Api-Key"))
+	assert.Equal(t, testKey, s.LastRequest().Header.Get("X-Goog-Api-Key"))
 
 	t.Run("a refusal comes back unchanged, not as an error", func(t *testing.T) {
-		resp, err := g.PassThrough(context.Background(), geminiTarget(s), providers.Call{Method: http.MethodPost,
+		resp, err := g.PassThrough(context.Background(), standInTarget(s), providers.Call{Method: http.MethodPost,
 			Path: "/models/text-embedding-004:embedText", Body: json.RawMessage(`{}`)})
 		require.NoError(t, err)
 		defer resp.Body.Close()

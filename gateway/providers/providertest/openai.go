@@ -1,7 +1,3 @@
-// Package providertest runs local stand-ins for LLM providers: httptest servers on 127.0.0.1
-// that speak each provider's real wire format as its documentation shows it, record every
-// request, and can be scripted to fail. They are the only fake in the gateway's tests (the
-// outside world). It imports only the standard library, so any package's tests can use it.
 package providertest
 
 import (
