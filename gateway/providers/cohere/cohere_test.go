@@ -19,9 +19,10 @@ import (
 // testKey is the provider credential of every Target; no error may ever show it.
 const testKey = "sk-test-SECRET-9f8e7d6c5b4a"
 
-func adapter(t *testing.T, name string) providers.Provider {
+// served is Cohere's adapter as the default set serves it.
+func served(t *testing.T) providers.Provider {
 	t.Helper()
-	return providertest.Served(t, all.Default(), name)
+	return providertest.Served(t, all.Default(), "cohere")
 }
 
 func chatCall(body string) providers.Call {
@@ -40,7 +41,7 @@ func rerankCall(body string) providers.Call {
 
 func reranker(t *testing.T) providers.Reranker {
 	t.Helper()
-	r, ok := adapter(t, "cohere").(providers.Reranker)
+	r, ok := served(t).(providers.Reranker)
 	require.True(t, ok)
 	return r
 }
@@ -174,7 +175,7 @@ func TestCohereDefaultBaseURL(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "https://api.cohere.com/v2/rerank", rw.Last())
 
-	_, err = adapter(t, "cohere").Chat(context.Background(), providers.Target{Provider: "cohere", APIKey: testKey, Client: &http.Client{Transport: rw}},
+	_, err = served(t).Chat(context.Background(), providers.Target{Provider: "cohere", APIKey: testKey, Client: &http.Client{Transport: rw}},
 		chatCall(`{"model":"command-a-03-2025","messages":[{"role":"user","content":"hi"}]}`))
 	require.NoError(t, err)
 	assert.Equal(t, "https://api.cohere.com/compatibility/v1/chat/completions", rw.Last())
@@ -185,7 +186,7 @@ func TestCohereDefaultBaseURL(t *testing.T) {
 func TestCohereCompatibility(t *testing.T) {
 	srv := providertest.NewCohere(t)
 	target := providers.Target{Provider: "cohere", BaseURL: srv.URL, APIKey: testKey}
-	p := adapter(t, "cohere")
+	p := served(t)
 
 	resp, err := p.Chat(context.Background(), target, chatCall(`{"model":"command-a-03-2025","messages":[{"role":"user","content":"hi there"}]}`))
 	require.NoError(t, err)
