@@ -31,11 +31,11 @@
 // again at its next settle or refusal, so a crash between a flush and its crossing loses
 // nothing; OnCross's receiver must be idempotent.
 //
-// Several instances (later): each will hold a lease, a slice of a budget's remaining allowance
-// taken from the shared PostgreSQL rows in batches and returned when unused, and admit requests
-// against its lease exactly as it admits them against the whole limit now. Store's shape (rows
-// keyed by budget name and period, deltas added under a batch id) is what that needs; nothing of
-// it is built yet, so two instances today each admit against the whole limit.
+// Several instances: with Options.Leases set (ledger/postgres on a shared database), each
+// instance admits requests against a lease, a slice of each budget's remaining allowance that it
+// holds in the shared rows, exactly as one instance admits against the whole limit. The slices
+// are taken and returned in batches off the request path; lease.go says how, and what bounds
+// the accuracy.
 package ledger
 
 import (
@@ -104,6 +104,14 @@ func (b Budget) Name() string {
 	return string(b.Kind) + ":" + b.ID + ":" + b.Sub
 }
 
+// step is the grain of the budget's unit: whole tokens; cost has none.
+func (b *Budget) step() float64 {
+	if b.Type == TypeTokens {
+		return 1
+	}
+	return 0
+}
+
 // unit is how messages name the budget's unit.
 func (b Budget) unit() string {
 	if b.Type == TypeTokens {
@@ -142,12 +150,25 @@ type Refusal struct {
 	Reserved  float64 // held by requests in flight
 	Requested float64
 	Exhausted bool // used >= limit
+	// With leases: the allowance other instances hold, as last seen, and the store's failure
+	// when the lease could not be taken at all (then the refusal is the store's, not the
+	// budget's).
+	Elsewhere float64
+	Err       error
 }
 
 func (r *Refusal) Error() string {
-	if r.Exhausted {
+	switch {
+	case r.Exhausted:
 		return fmt.Sprintf("budget %s (%s) is exhausted: used %s of %s",
 			r.Budget.Name(), r.Budget.unit(), num(r.Used), num(r.Budget.Limit))
+	case r.Err != nil:
+		return fmt.Sprintf("budget %s (%s): no allowance could be taken from the shared ledger: %v",
+			r.Budget.Name(), r.Budget.unit(), r.Err)
+	case r.Elsewhere > 0:
+		return fmt.Sprintf("budget %s (%s) cannot take this request: used %s + %s reserved by requests in flight"+
+			" + %s held by other instances + %s requested exceeds the limit of %s", r.Budget.Name(), r.Budget.unit(),
+			num(r.Used), num(r.Reserved), num(r.Elsewhere), num(r.Requested), num(r.Budget.Limit))
 	}
 	return fmt.Sprintf("budget %s (%s) cannot take this request: used %s + %s reserved by requests in flight"+
 		" + %s requested exceeds the limit of %s", r.Budget.Name(), r.Budget.unit(),
@@ -200,6 +221,19 @@ type Options struct {
 	// released), never from Reserve's or Settle's caller, and may block briefly.
 	OnCross func(Crossing)
 	Log     *slog.Logger
+
+	// Leases, when set, is the allowance this instance shares with others (lease.go); nil: this
+	// Ledger is the only one counting, and admits against the whole limit.
+	Leases Leases
+	// LeaseShare is the part of what is left of a budget that a take asks for beyond what the
+	// request needs; default 0.25, at most 1.
+	LeaseShare float64
+	// LeaseWait bounds how long a request waits for allowance when its instance holds too
+	// little and the limit is not reached; default 1 s.
+	LeaseWait time.Duration
+	// LeaseIdle is how long a lease nobody reserves against is kept before it is returned;
+	// default 2 s.
+	LeaseIdle time.Duration
 }
 
 const (
@@ -236,6 +270,8 @@ type counter struct {
 	// raised limit that is reached again is told again.
 	thrSent, exhSent bool
 	thrAt, exhAt     float64
+
+	lease // with Options.Leases: the allowance this instance holds
 }
 
 // crossing is a Crossing on its way to OnCross, with what is needed to undo its dedupe mark.
@@ -249,6 +285,7 @@ type crossing struct {
 type batch struct {
 	id        string
 	rows      []Row
+	counters  []*counter // rows[i]'s counter
 	crossings []crossing
 }
 
@@ -271,6 +308,8 @@ type Ledger struct {
 
 	ready chan crossing // flushed crossings for OnCross
 
+	leases leases // with Options.Leases
+
 	lifeMu    sync.Mutex
 	started   bool
 	closed    bool
@@ -286,11 +325,21 @@ func New(store Store, opts Options) *Ledger {
 	if opts.FlushEvery <= 0 {
 		opts.FlushEvery = defaultFlushEvery
 	}
+	if !(opts.LeaseShare > 0 && opts.LeaseShare <= 1) {
+		opts.LeaseShare = defaultLeaseShare
+	}
+	if opts.LeaseWait <= 0 {
+		opts.LeaseWait = defaultLeaseWait
+	}
+	if opts.LeaseIdle <= 0 {
+		opts.LeaseIdle = defaultLeaseIdle
+	}
 	log := opts.Log
 	if log == nil {
 		log = slog.Default()
 	}
 	return &Ledger{
+		leases:    newLeases(opts.Leases),
 		store:     store,
 		opts:      opts,
 		log:       log.With("component", "ledger"),
@@ -332,6 +381,9 @@ func (l *Ledger) counterAt(k ckey, name string) *counter {
 	}
 	c := &counter{name: name, sub: k.sub, period: k.period}
 	l.counters[k] = c
+	if l.leases.on {
+		l.leases.byName[rowKey{name, k.period}] = c
+	}
 	rk := rkey{k.kind, k.id}
 	l.byRes[rk] = append(l.byRes[rk], c)
 	return c
@@ -385,31 +437,79 @@ func (l *Ledger) Reserve(budgets []Budget, worst Amount) (*Reservation, *Refusal
 	} else {
 		r.items = make([]item, len(budgets))
 	}
-
-	l.mu.Lock()
 	for i := range r.items {
-		it, b := &r.items[i], &budgets[i]
-		it.amt = worst.of(b.Type)
+		r.items[i].amt = worst.of(budgets[i].Type)
+	}
+	l.mu.Lock()
+	ref, short := l.admitLocked(r, nil)
+	l.mu.Unlock()
+	if short == nil {
+		if ref != nil {
+			return nil, ref
+		}
+		return r, nil
+	}
+	return l.reserveShared(r, short)
+}
+
+// admitLocked holds r's items against their counters, all or none. It answers a refusal, or,
+// with leases, the asks of the counters whose lease is too small (then nothing is held); with
+// final set, too small a lease is a refusal instead, citing final's error when not nil.
+// l.mu is held.
+func (l *Ledger) admitLocked(r *Reservation, final *takeResult) (*Refusal, []ask) {
+	var short []ask
+	held := 0
+	for i := range r.items {
+		it, b := &r.items[i], &r.budgets[i]
 		c := l.counterFor(b)
 		exhausted := reached(c.used, b.Limit)
-		if exhausted || c.used+c.reserved+it.amt > b.Limit+tolerance(b.Limit) {
-			ref := &Refusal{Budget: *b, Used: c.used, Reserved: c.reserved, Requested: it.amt, Exhausted: exhausted}
-			for j := range i {
+		var ref *Refusal
+		switch {
+		case exhausted:
+			ref = &Refusal{Budget: *b, Used: c.used, Reserved: c.reserved, Requested: it.amt, Exhausted: true}
+			l.exhaustedLocked(c, b)
+		case l.leases.on:
+			need := l.needLocked(c, b, it.amt)
+			if need <= 0 {
+				break
+			}
+			if final == nil {
+				short = append(short, ask{c: c, Ask: Ask{Budget: c.name, Period: c.period, Limit: b.Limit, Need: need, Step: b.step()}})
+				continue
+			}
+			ref = &Refusal{Budget: *b, Used: c.used, Reserved: c.reserved, Requested: it.amt,
+				Elsewhere: max(0, c.elsewhere), Err: final.err}
+		case c.used+c.reserved+it.amt > b.Limit+tolerance(b.Limit):
+			ref = &Refusal{Budget: *b, Used: c.used, Reserved: c.reserved, Requested: it.amt}
+		}
+		if ref != nil {
+			for j := range held {
 				r.items[j].c.release(r.items[j].amt)
 			}
-			if exhausted {
-				l.exhaustedLocked(c, b)
-			}
-			l.mu.Unlock()
-			return nil, ref
+			return ref, nil
+		}
+		if short != nil {
+			continue // nothing is held once a counter is short
 		}
 		// Held at once, so that a budget listed twice is checked against both amounts.
 		it.c = c
 		c.reserved += it.amt
 		c.inflight++
+		held++
 	}
-	l.mu.Unlock()
-	return r, nil
+	if short != nil {
+		for j := range held {
+			r.items[j].c.release(r.items[j].amt)
+			r.items[j].c = nil
+		}
+		return nil, short
+	}
+	if l.leases.on {
+		for i := range r.items {
+			l.usedLocked(r.items[i].c)
+		}
+	}
+	return nil, nil
 }
 
 // release gives back a reservation's amt; the last one out zeroes reserved, so rounding
@@ -447,6 +547,7 @@ func (r *Reservation) Settle(actual Amount) []Charge {
 		if a > 0 {
 			c.used += a
 			c.pending += a
+			c.spend(a)
 			if !c.dirty {
 				c.dirty = true
 				l.dirty = append(l.dirty, c)
@@ -515,7 +616,7 @@ func (l *Ledger) Flush(ctx context.Context) error {
 		if err := l.store.Add(ctx, b.id, b.rows); err != nil {
 			return l.flushFailed(b, err)
 		}
-		l.flushed()
+		l.flushed(b)
 		l.release(b.crossings)
 	}
 	b := l.take()
@@ -523,7 +624,7 @@ func (l *Ledger) Flush(ctx context.Context) error {
 		if err := l.store.Add(ctx, b.id, b.rows); err != nil {
 			return l.flushFailed(b, err)
 		}
-		l.flushed()
+		l.flushed(b)
 	}
 	l.release(b.crossings)
 	return nil
@@ -541,6 +642,7 @@ func (l *Ledger) take() *batch {
 		for _, c := range l.dirty {
 			if c.pending != 0 {
 				b.rows = append(b.rows, Row{Budget: c.name, Period: c.period, Used: c.pending})
+				b.counters = append(b.counters, c)
 			}
 			c.pending, c.dirty = 0, false
 		}
@@ -565,7 +667,14 @@ func (l *Ledger) flushFailed(b *batch, err error) error {
 	return fmt.Errorf("ledger: flush batch %s (%d rows): %w", b.id, len(b.rows), err)
 }
 
-func (l *Ledger) flushed() {
+func (l *Ledger) flushed(b *batch) {
+	if len(b.counters) > 0 {
+		l.mu.Lock()
+		for i, c := range b.counters {
+			c.unflushed -= b.rows[i].Used
+		}
+		l.mu.Unlock()
+	}
 	if !l.failSince.IsZero() {
 		l.log.Info("ledger: flushing again", "failed_for", time.Since(l.failSince).Round(time.Millisecond))
 	}
@@ -627,12 +736,29 @@ func (l *Ledger) Run(ctx context.Context) error {
 
 	tick := time.NewTicker(l.opts.FlushEvery)
 	defer tick.Stop()
+	var demands <-chan Demand
+	if l.leases.on {
+		demands = l.leases.src.Demands()
+	}
 	for {
 		select {
 		case <-tick.C:
 			fctx, cancel := context.WithTimeout(ctx, flushTimeout)
 			_ = l.Flush(fctx) // logged by flushFailed; the batch is kept
 			cancel()
+			if l.leases.on {
+				l.idle()
+				l.leaseWork(ctx)
+			}
+		case <-l.leases.kick:
+			l.leaseWork(ctx)
+		case d, ok := <-demands:
+			if !ok {
+				demands = nil
+				continue
+			}
+			l.demanded(d)
+			l.leaseWork(ctx)
 		case <-ctx.Done():
 			return nil
 		case <-l.stop:
@@ -689,6 +815,9 @@ func (l *Ledger) Close(ctx context.Context) error {
 	defer close(l.closeDone)
 
 	l.closeErr = l.Flush(ctx)
+	if l.leases.on {
+		l.returnAll(ctx)
+	}
 	l.lifeMu.Lock()
 	started := l.started
 	close(l.stop)
