@@ -43,6 +43,7 @@ type Main struct {
 	Read      *projections.Model  // routing tables, in memory
 	Index     *gateway.Index      // the gateway's routing index, fed by Read's fold
 	Ledger    *ledger.Ledger      // the budgets' counters
+	Instance  *instance           // this process's claim on DATA_DIR, and its instance id
 	Postgres  *projections.Model  // the PostgreSQL read model, with DATABASE_URL
 	Analytics analytics.Store     // request logs: ClickHouse or SQLite
 	Pipeline  *analytics.Pipeline // the gateway's request logs → Analytics, spooling to disk while it is down
@@ -90,6 +91,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory %s: %w", cfg.DataDir, err)
 	}
+	m.Instance, err = claimDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	m.closers = append(m.closers, m.Instance.Close)
 
 	startCtx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout)
 	defer cancel()
