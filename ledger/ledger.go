@@ -44,6 +44,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,12 +64,16 @@ const (
 	KindProvider             Kind = "provider" // a managed provider (virtual key)
 	KindIntegrationWorkspace Kind = "integration_workspace"
 	KindPolicy               Kind = "usage_limit_policy"
+	// KindRateLimit is a rate limit's window: ID is the limit's bucket (EscapeID), Sub its unit
+	// and type, Period the window's start, Until its end.
+	KindRateLimit Kind = "rate_limit"
 )
 
 // Budget types: the unit a budget counts.
 const (
-	TypeCost   = "cost"   // USD
-	TypeTokens = "tokens" // prompt and completion tokens
+	TypeCost     = "cost"     // USD
+	TypeTokens   = "tokens"   // prompt and completion tokens
+	TypeRequests = "requests" // requests (rate limits)
 )
 
 // Crossing kinds.
@@ -94,6 +99,18 @@ type Budget struct {
 	Limit     float64 // credit limit, > 0 (a limit of 0 or less is exhausted from the start)
 	Threshold float64 // alert threshold; 0: none
 	Version   uint64  // the resource's stream revision, carried for provenance only
+	// Until, when set, makes the counter transient (a rate limit's window): it is forgotten
+	// once Until has passed and nothing of it is in flight, and, unless leases share it with
+	// other instances, its usage is never written to the store.
+	Until time.Time
+}
+
+// EscapeID makes s usable as a Budget.ID: '%' and ':' are escaped as in URLs.
+func EscapeID(s string) string {
+	if !strings.ContainsAny(s, "%:") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "%", "%25"), ":", "%3A")
 }
 
 // Name is the budget's row key in the store (with Period): "kind:id" or "kind:id:sub".
@@ -104,9 +121,9 @@ func (b Budget) Name() string {
 	return string(b.Kind) + ":" + b.ID + ":" + b.Sub
 }
 
-// step is the grain of the budget's unit: whole tokens; cost has none.
+// step is the grain of the budget's unit: whole tokens and requests; cost has none.
 func (b *Budget) step() float64 {
-	if b.Type == TypeTokens {
+	if b.Type == TypeTokens || b.Type == TypeRequests {
 		return 1
 	}
 	return 0
@@ -114,21 +131,25 @@ func (b *Budget) step() float64 {
 
 // unit is how messages name the budget's unit.
 func (b Budget) unit() string {
-	if b.Type == TypeTokens {
-		return "tokens"
+	switch b.Type {
+	case TypeTokens, TypeRequests:
+		return b.Type
 	}
 	return "cost, USD"
 }
 
 // Amount is what a request may cost (worst case) or did cost, in both units; each budget takes
 // the one of its Type.
-type Amount struct{ Cost, Tokens float64 }
+type Amount struct{ Cost, Tokens, Requests float64 }
 
 // of is the part of a that a budget of type typ takes; negative and NaN amounts count as 0.
 func (a Amount) of(typ string) float64 {
 	v := a.Cost
-	if typ == TypeTokens {
+	switch typ {
+	case TypeTokens:
 		v = a.Tokens
+	case TypeRequests:
+		v = a.Requests
 	}
 	if !(v > 0) {
 		return 0
@@ -146,6 +167,7 @@ type Charge struct {
 // Refusal says why Reserve refused a request: the first budget that could not take it.
 type Refusal struct {
 	Budget    Budget
+	Index     int     // the budget's place in those reserved
 	Used      float64 // settled usage in the period
 	Reserved  float64 // held by requests in flight
 	Requested float64
@@ -270,6 +292,7 @@ type counter struct {
 	// raised limit that is reached again is told again.
 	thrSent, exhSent bool
 	thrAt, exhAt     float64
+	until            time.Time // Budget.Until: transient when set
 
 	lease // with Options.Leases: the allowance this instance holds
 }
@@ -395,7 +418,9 @@ func (l *Ledger) counterFor(b *Budget) *counter {
 	if c, ok := l.counters[k]; ok {
 		return c
 	}
-	return l.counterAt(k, b.Name())
+	c := l.counterAt(k, b.Name())
+	c.until = b.Until
+	return c
 }
 
 // tolerance is how far sums may stray from limit by floating-point rounding alone.
@@ -466,7 +491,7 @@ func (l *Ledger) admitLocked(r *Reservation, final *takeResult) (*Refusal, []ask
 		var ref *Refusal
 		switch {
 		case exhausted:
-			ref = &Refusal{Budget: *b, Used: c.used, Reserved: c.reserved, Requested: it.amt, Exhausted: true}
+			ref = &Refusal{Index: i, Budget: *b, Used: c.used, Reserved: c.reserved, Requested: it.amt, Exhausted: true}
 			l.exhaustedLocked(c, b)
 		case l.leases.on:
 			need := l.needLocked(c, b, it.amt)
@@ -477,10 +502,10 @@ func (l *Ledger) admitLocked(r *Reservation, final *takeResult) (*Refusal, []ask
 				short = append(short, ask{c: c, Ask: Ask{Budget: c.name, Period: c.period, Limit: b.Limit, Need: need, Step: b.step()}})
 				continue
 			}
-			ref = &Refusal{Budget: *b, Used: c.used, Reserved: c.reserved, Requested: it.amt,
+			ref = &Refusal{Index: i, Budget: *b, Used: c.used, Reserved: c.reserved, Requested: it.amt,
 				Elsewhere: max(0, c.elsewhere), Err: final.err}
 		case c.used+c.reserved+it.amt > b.Limit+tolerance(b.Limit):
-			ref = &Refusal{Budget: *b, Used: c.used, Reserved: c.reserved, Requested: it.amt}
+			ref = &Refusal{Index: i, Budget: *b, Used: c.used, Reserved: c.reserved, Requested: it.amt}
 		}
 		if ref != nil {
 			for j := range held {
@@ -546,14 +571,16 @@ func (r *Reservation) Settle(actual Amount) []Charge {
 		a := actual.of(b.Type)
 		if a > 0 {
 			c.used += a
-			c.pending += a
-			c.spend(a)
-			if !c.dirty {
-				c.dirty = true
-				l.dirty = append(l.dirty, c)
+			if c.until.IsZero() || l.leases.on {
+				c.pending += a
+				c.spend(a)
+				if !c.dirty {
+					c.dirty = true
+					l.dirty = append(l.dirty, c)
+				}
 			}
 		}
-		if l.opts.OnCross != nil {
+		if l.opts.OnCross != nil && c.until.IsZero() {
 			if b.Threshold > 0 && reached(c.used, b.Threshold) && !(c.thrSent && c.thrAt == b.Threshold) {
 				c.thrSent, c.thrAt = true, b.Threshold
 				l.waiting = append(l.waiting, crossing{Crossing{*b, c.used, CrossingThreshold}, c, b.Threshold})
@@ -566,25 +593,99 @@ func (r *Reservation) Settle(actual Amount) []Charge {
 	return out
 }
 
+// Charge charges actual to budgets without a reservation or an admission (a rate limit's
+// tokens, counted once the answer is known), as Settle does.
+func (l *Ledger) Charge(budgets []Budget, actual Amount) []Charge {
+	r := &Reservation{l: l, budgets: budgets}
+	if len(budgets) <= len(r.inline) {
+		r.items = r.inline[:len(budgets)]
+	} else {
+		r.items = make([]item, len(budgets))
+	}
+	l.mu.Lock()
+	for i := range r.items {
+		c := l.counterFor(&budgets[i])
+		r.items[i].c = c
+		c.inflight++
+	}
+	l.mu.Unlock()
+	return r.Settle(actual)
+}
+
+// Discard is the Store of a Ledger whose counters are transient only (rate-limit windows on
+// one instance): it loads nothing and keeps nothing.
+var Discard Store = discard{}
+
+type discard struct{}
+
+func (discard) Load(context.Context) ([]Row, error)      { return nil, nil }
+func (discard) Add(context.Context, string, []Row) error { return nil }
+func (discard) Close() error                             { return nil }
+
+// forget drops the transient counters whose Until has passed and that hold nothing: nothing in
+// flight, pending, leased or on its way back. Called by Run every second or so.
+func (l *Ledger) forget(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, c := range l.counters {
+		if c.until.IsZero() || now.Before(c.until) || c.inflight > 0 || c.pending != 0 || c.dirty ||
+			c.unflushed > 0 || c.held > 0 || c.returning > 0 || c.queued {
+			continue
+		}
+		delete(l.counters, k)
+		rk := rkey{k.kind, k.id}
+		l.byRes[rk] = slices.DeleteFunc(l.byRes[rk], func(x *counter) bool { return x == c })
+		if len(l.byRes[rk]) == 0 {
+			delete(l.byRes, rk)
+		}
+		if l.leases.on {
+			delete(l.leases.byName, rowKey{c.name, c.period})
+			if c.holding {
+				delete(l.leases.holding, c)
+			}
+		}
+	}
+}
+
 // exhaustedLocked queues an "exhausted" crossing when c has reached b's limit and none is
 // queued or delivered for that limit yet. l.mu is held.
 func (l *Ledger) exhaustedLocked(c *counter, b *Budget) {
-	if l.opts.OnCross == nil || !reached(c.used, b.Limit) || (c.exhSent && c.exhAt == b.Limit) {
+	if l.opts.OnCross == nil || !c.until.IsZero() || !reached(c.used, b.Limit) || (c.exhSent && c.exhAt == b.Limit) {
 		return
 	}
 	c.exhSent, c.exhAt = true, b.Limit
 	l.waiting = append(l.waiting, crossing{Crossing{*b, c.used, CrossingExhausted}, c, b.Limit})
 }
 
-// Used is the settled usage of b's period (0 when none), looked up by Name and Period.
+// Used is the settled usage of b's period (0 when none), looked up by Name and Period. With
+// leases, other instances charge the budget too: when the store can read a counter
+// (UsedReader), Used answers the stored usage plus what is settled here and not yet written,
+// if that is more than this instance has seen.
 func (l *Ledger) Used(b Budget) float64 {
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	var used, unflushed float64
 	if c, ok := l.counters[ckey{kind: b.Kind, id: b.ID, sub: b.Sub, period: b.Period}]; ok {
-		return c.used
+		used, unflushed = c.used, c.unflushed
 	}
-	return 0
+	l.mu.Unlock()
+	if rr, ok := l.store.(UsedReader); ok && l.leases.on {
+		ctx, cancel := context.WithTimeout(context.Background(), usedReadTimeout)
+		stored, err := rr.Used(ctx, b.Name(), b.Period)
+		cancel()
+		if err == nil {
+			used = max(used, stored+unflushed)
+		}
+	}
+	return used
 }
+
+// UsedReader is a Store that reads one counter's stored usage.
+type UsedReader interface {
+	Used(ctx context.Context, budget, period string) (float64, error)
+}
+
+// usedReadTimeout bounds Used's read of the store; past it, Used answers what it has seen.
+const usedReadTimeout = 2 * time.Second
 
 // Counters lists the counters of one resource (all subs, all periods), ordered by Sub then
 // Period; e.g. a usage-limit policy's entities.
@@ -736,6 +837,7 @@ func (l *Ledger) Run(ctx context.Context) error {
 
 	tick := time.NewTicker(l.opts.FlushEvery)
 	defer tick.Stop()
+	ticks, forgetEvery := 0, max(1, int(time.Second/l.opts.FlushEvery))
 	var demands <-chan Demand
 	if l.leases.on {
 		demands = l.leases.src.Demands()
@@ -749,6 +851,9 @@ func (l *Ledger) Run(ctx context.Context) error {
 			if l.leases.on {
 				l.idle()
 				l.leaseWork(ctx)
+			}
+			if ticks++; ticks%forgetEvery == 0 {
+				l.forget(time.Now())
 			}
 		case <-l.leases.kick:
 			l.leaseWork(ctx)

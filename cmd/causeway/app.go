@@ -270,7 +270,7 @@ func (m *Main) startGateway(admin *httpapi.Admin) (*httpapi.Gateway, error) {
 	// index, which alone holds the sealed credentials) and the usage ledger.
 	svc := &gateway.Service{
 		Index: m.Index, Directory: m.Index, Opener: sealer, Ledger: m.Ledger, Prices: book, Logs: sink,
-		Limiter: gateway.NewLimiter(m.Now), Egress: guard, CustomHostClient: client,
+		Limiter: gateway.NewLimiter(m.Now, m.Ledger), Egress: guard, CustomHostClient: client,
 		Engine: &gateway.Engine{Providers: providers.NewRegistry(adapters), MaxBackoff: 10 * time.Second},
 		Now:    func() time.Time { return m.Now() }, MaxBody: m.Config.MaxBodyBytes,
 		Organisation: admin.Organisation,

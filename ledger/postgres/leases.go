@@ -250,6 +250,21 @@ func (s *Store) Reclaim(ctx context.Context, instance string) (float64, error) {
 	return total, nil
 }
 
+// Used reads one counter's stored usage, over every instance (ledger.UsedReader).
+func (s *Store) Used(ctx context.Context, budget, period string) (float64, error) {
+	var used float64
+	err := s.pool.QueryRow(ctx, `SELECT used FROM usage_ledger WHERE budget = $1 AND period = $2`, budget, period).Scan(&used)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fail(ctx, "used", err)
+	}
+	return used, nil
+}
+
+var _ ledger.UsedReader = (*Store)(nil)
+
 // row is a usage_ledger row's state.
 type row struct{ used, leased float64 }
 
