@@ -401,6 +401,21 @@ func (l *Ledger) demanded(d Demand) {
 	l.giveBackLocked(c)
 }
 
+// DropLeases forgets every lease this instance holds, without returning them: another
+// instance reclaimed them (this one was taken for stopped). Requests in flight settle as
+// usage; new ones take leases again.
+func (l *Ledger) DropLeases() {
+	if !l.leases.on {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for c := range l.leases.holding {
+		c.held, c.returning = 0, 0
+	}
+	l.leases.returns = nil
+}
+
 // returnAll gives back every lease's free part, at Close.
 func (l *Ledger) returnAll(ctx context.Context) {
 	l.mu.Lock()

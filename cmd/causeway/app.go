@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/causeway/causeway/cluster"
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
@@ -28,6 +29,7 @@ import (
 	"github.com/causeway/causeway/gateway/providers"
 	httpapi "github.com/causeway/causeway/http"
 	"github.com/causeway/causeway/ledger"
+	ledgerpg "github.com/causeway/causeway/ledger/postgres"
 	"github.com/causeway/causeway/projections"
 	"github.com/causeway/causeway/projections/analytics"
 )
@@ -44,6 +46,8 @@ type Main struct {
 	Index     *gateway.Index      // the gateway's routing index, fed by Read's fold
 	Ledger    *ledger.Ledger      // the budgets' counters
 	Instance  *instance           // this process's claim on DATA_DIR, and its instance id
+	Cluster   cluster.Registry    // the instances on the shared database (server mode)
+	leases    *ledgerpg.Store     // the shared ledger's leases (server mode)
 	Postgres  *projections.Model  // the PostgreSQL read model, with DATABASE_URL
 	Analytics analytics.Store     // request logs: ClickHouse or SQLite
 	Pipeline  *analytics.Pipeline // the gateway's request logs → Analytics, spooling to disk while it is down
@@ -215,6 +219,11 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 	}
 	if err := m.startLedger(startCtx, pool, deps); err != nil {
 		return nil, err
+	}
+	if pool != nil {
+		if err := m.startCluster(startCtx, bg, pool); err != nil {
+			return nil, err
+		}
 	}
 	f := m.Config.Features
 	return &httpapi.Admin{

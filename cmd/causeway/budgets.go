@@ -31,7 +31,7 @@ func (m *Main) startLedger(startCtx context.Context, pool *pgxpool.Pool, deps co
 	if pool != nil {
 		var shared *ledgerpg.Store
 		shared, err = ledgerpg.OpenShared(startCtx, pool, m.Instance.ID)
-		store, leases = shared, shared
+		store, leases, m.leases = shared, shared, shared
 	} else {
 		store, err = ledgersqlite.Open(startCtx, filepath.Join(m.Config.DataDir, "ledger.db"))
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/causeway/causeway/cluster"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/migrations/migrationstest"
 )
@@ -92,4 +94,29 @@ func TestLimitsAreExactAcrossThreeInstances(t *testing.T) {
 		require.Eventually(t, func() bool { return g.keyUsage(id) >= float64(served)*0.1-1e-9 }, 5*time.Second, 20*time.Millisecond)
 		require.LessOrEqual(t, g.keyUsage(id), 2.0+1e-9)
 	})
+}
+
+// Three instances list each other with their applied positions; one that stops cleanly drops
+// from the list at once, and a write is applied everywhere soon after.
+func TestInstancesListEachOther(t *testing.T) {
+	ms := startCluster(t, 3)
+	require.Eventually(t, func() bool {
+		list, err := ms[0].Cluster.List(context.Background(), cluster.Alive)
+		return err == nil && len(list) == 3
+	}, 5*time.Second, 10*time.Millisecond)
+	g := newGoverned(t, ms[1])
+	_, key := g.key(nil)
+	everywhere(t, ms, key)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	require.NoError(t, cluster.WaitApplied(ctx, ms[2].Cluster, uint64(ms[1].Read.Position())))
+
+	require.NoError(t, ms[2].Close())
+	list, err := ms[0].Cluster.List(context.Background(), cluster.Alive)
+	require.NoError(t, err)
+	ids := []string{}
+	for _, i := range list {
+		ids = append(ids, i.ID)
+	}
+	require.ElementsMatch(t, []string{ms[0].Instance.ID, ms[1].Instance.ID}, ids)
 }
