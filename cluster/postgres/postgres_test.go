@@ -112,8 +112,13 @@ func TestHeartbeatReapsStoppedInstancesAndTellsTheLost(t *testing.T) {
 		cluster.Heartbeat(ctx, r, cluster.Member{
 			Self:    cluster.Instance{ID: "me", Version: "v", StartedAt: time.Now()},
 			Applied: func() uint64 { mu.Lock(); defer mu.Unlock(); return pos },
-			Reclaim: func(_ context.Context, id string) error { mu.Lock(); reclaimed = append(reclaimed, id); mu.Unlock(); return nil },
-			Lost:    func() { lost <- struct{}{} },
+			Reclaim: func(_ context.Context, id string) error {
+				mu.Lock()
+				reclaimed = append(reclaimed, id)
+				mu.Unlock()
+				return nil
+			},
+			Lost: func() { lost <- struct{}{} },
 		})
 	}()
 	require.Eventually(t, func() bool {
