@@ -55,6 +55,9 @@ type Main struct {
 	Bootstrap commands.BootstrapResult
 	// Now is the clock of the control plane (tests set it).
 	Now func() time.Time
+	// WorkerInterval is how often the background workers look for due work (tests shorten
+	// it); 0: workerInterval.
+	WorkerInterval time.Duration
 
 	stderr   io.Writer
 	healthMu sync.Mutex
@@ -442,8 +445,8 @@ func (m *Main) startLogExports(admin *httpapi.Admin) error {
 	return nil
 }
 
-// workerInterval is how often the background workers look for due work: key expiry and
-// scheduled rotation, and usage periods that ended. Expiry is also enforced at
+// workerInterval is how often the background workers look for due work by default: key
+// expiry and scheduled rotation, and usage periods that ended. Expiry is also enforced at
 // authentication, so this bounds only when the event is written.
 const workerInterval = time.Minute
 
@@ -460,7 +463,11 @@ func (m *Main) startWorkers(bg context.Context, deps commands.Deps, secret []byt
 		return err
 	}
 	resets.OnError = func(err error) { m.Logger.Error("reset worker pass failed", "error", err) }
-	go func() { _ = keys.Run(bg, workerInterval) }()
-	go func() { _ = resets.Run(bg, workerInterval) }()
+	every := m.WorkerInterval
+	if every <= 0 {
+		every = workerInterval
+	}
+	go func() { _ = keys.Run(bg, every) }()
+	go func() { _ = resets.Run(bg, every) }()
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/causeway/causeway/cluster"
 	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/migrations/migrationstest"
 )
 
@@ -119,4 +121,47 @@ func TestInstancesListEachOther(t *testing.T) {
 		ids = append(ids, i.ID)
 	}
 	require.ElementsMatch(t, []string{ms[0].Instance.ID, ms[1].Instance.ID}, ids)
+}
+
+// Key expiry runs on every instance, and is recorded once: each worker's write carries an
+// idempotency key derived from the key and the moment, so the second and third find it done.
+func TestExpiryIsRecordedOnceAcrossThreeInstances(t *testing.T) {
+	pg := migrationstest.PostgresURL(t)
+	ms := make([]*Main, 3)
+	for i := range ms {
+		vars := serverEnv(pg)
+		vars["CAUSEWAY_BOOTSTRAP_ADMIN_KEY"], vars["CAUSEWAY_ALLOWED_HOSTS"] = gatewayKey, "127.0.0.1"
+		vars["CAUSEWAY_ADDR"], vars["CAUSEWAY_DATA_DIR"], vars["CAUSEWAY_STARTUP_TIMEOUT"] = "127.0.0.1:0", t.TempDir(), "5s"
+		cfg, err := LoadConfig(env(vars))
+		require.NoError(t, err)
+		m := NewMain(cfg, io.Discard, "test")
+		m.WorkerInterval = 50 * time.Millisecond
+		require.NoError(t, m.Run(context.Background()))
+		t.Cleanup(func() { require.NoError(t, m.Close()) })
+		ms[i] = m
+	}
+	g := newGoverned(t, ms[0])
+	expires := time.Now().Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+	id, key := g.key(map[string]any{"expires_at": expires})
+	everywhere(t, ms, key)
+
+	stream := domain.Stream(domain.APIKeyPrefix, id)
+	expired := func() int {
+		recs, err := ms[1].Store.ReadStream(context.Background(), stream, eventstore.Forwards, 0, 100)
+		require.NoError(t, err)
+		n := 0
+		for _, r := range recs {
+			if r.Type == "ApiKeyExpired" {
+				n++
+			}
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { return expired() == 1 }, 10*time.Second, 20*time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // six more passes on each instance
+	require.Equal(t, 1, expired(), "recorded once")
+	for _, m := range ms {
+		resp, _ := chatThrough(t, m, key, g.oa.BaseURL(), `{"model":"budget-model","max_tokens":4,"messages":[{"role":"user","content":"hi"}]}`, nil)
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "an expired key is refused everywhere")
+	}
 }
