@@ -1,8 +1,6 @@
 package analytics
 
-import (
-	"context"
-)
+import "context"
 
 // Store is a request log store that answers the analytics queries. Every query sees only the
 // rows of its filter's organisation, and counts a row inserted twice once. Bad input is a

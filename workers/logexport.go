@@ -34,8 +34,8 @@ const partialSuffix = ".partial"
 // LogExportWorker writes the files of started exports, as the system actor: it reads the rows
 // of each from the log store, writes the requested fields to a temporary file, syncs it and
 // renames it into place, then records the export completed (or failed) through commands
-// (CompleteLogExport, FailLogExport). A crash therefore
-// never leaves a file that looks complete.
+// (CompleteLogExport, FailLogExport). A crash therefore never leaves a file that looks
+// complete.
 //
 // Exports left in_progress by a process that stopped are resumed: the worker of the next
 // process finds them in the read model and runs them again from their first row. That is
