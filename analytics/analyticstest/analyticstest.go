@@ -7,6 +7,10 @@
 // quantile; SQLite an aggregate of the same definition), the value at 0-based position
 // floor(p·n) of the latencies in ascending order, which the reference computes too, so the
 // approximation bound is zero.
+//
+// It imports package analytics (the contract and its types), domain/ and testify; never a
+// store nor a driver (each store's tests open their own), and never gateway/, commands/,
+// projections/ or http/.
 package analyticstest
 
 import (

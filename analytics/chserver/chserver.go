@@ -5,6 +5,10 @@
 // The server binary is found as scripts/services.sh finds it (clickhouse-server, or the
 // multi-call `clickhouse server`). Without one the test is skipped, or fails when CI is set.
 // When the test runs as root the server runs as the clickhouse user, as services.sh runs it.
+//
+// It is a test helper: only tests and benchmarks import it. It imports the ClickHouse driver
+// (to see the server answer) and migrations/migrationstest; never a store, gateway/, commands/,
+// projections/ or http/.
 package chserver
 
 import (
