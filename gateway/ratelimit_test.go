@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/domain"
 )
 
@@ -15,7 +16,7 @@ import (
 // remaining counts, and a refused request consumes nothing.
 func TestLimiterTwentyPerMinute(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 10, 0, time.UTC)
-	l := NewLimiter(func() time.Time { return now })
+	l := NewLimiter(func() time.Time { return now }, nil)
 	lim := []Limit{{Bucket: "key:k", Type: domain.LimitRequests, Unit: "rpm", Value: 20}}
 	allowed, refused := 0, 0
 	for i := 0; i < 25; i++ {
@@ -39,7 +40,7 @@ func TestLimiterTwentyPerMinute(t *testing.T) {
 // A request refused by one limit consumes nothing of the others.
 func TestLimiterRefusalConsumesNothing(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	l := NewLimiter(func() time.Time { return now })
+	l := NewLimiter(func() time.Time { return now }, nil)
 	tight := Limit{Bucket: "policy:p", Type: domain.LimitRequests, Unit: "rpm", Value: 1}
 	loose := Limit{Bucket: "key:k", Type: domain.LimitRequests, Unit: "rpd", Value: 100}
 	require.True(t, l.Allow([]Limit{loose, tight}).Allowed)
@@ -52,7 +53,7 @@ func TestLimiterRefusalConsumesNothing(t *testing.T) {
 
 func TestLimiterTokens(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	l := NewLimiter(func() time.Time { return now })
+	l := NewLimiter(func() time.Time { return now }, nil)
 	lim := []Limit{{Bucket: "ws:w", Type: domain.LimitTokens, Unit: "rph", Value: 1000}}
 	require.True(t, l.Allow(lim).Allowed)
 	l.Charge(lim, 900)
@@ -72,7 +73,7 @@ func TestWindowsAlignToTheirUnit(t *testing.T) {
 }
 
 func TestLimiterIsExactUnderConcurrency(t *testing.T) {
-	l := NewLimiter(nil)
+	l := NewLimiter(nil, nil)
 	lim := []Limit{{Bucket: "key:k", Type: domain.LimitRequests, Unit: "rpd", Value: 500}}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -129,7 +130,7 @@ func TestPolicyLimitsMatchConditionsAndGroup(t *testing.T) {
 // A refusal names the limit in its unit and kind, what set it, and how long to wait.
 func TestRefusalMessage(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 48, 0, time.UTC)
-	policy := Decider{Kind: "rate_limit_policy", ID: "p1", Version: 3}
+	policy := analytics.Decider{Kind: "rate_limit_policy", ID: "p1", Version: 3}
 	cases := []struct {
 		name  string
 		limit Limit
@@ -139,9 +140,9 @@ func TestRefusalMessage(t *testing.T) {
 	}{
 		{"tokens per minute", Limit{Type: domain.LimitTokens, Unit: "rpm", Value: 50, By: policy}, now.Add(12 * time.Second), "",
 			"rate limit of 50 tokens per minute reached (rate_limit_policy:p1@v3); retry after 12s"},
-		{"one request per hour", Limit{Type: domain.LimitRequests, Unit: "rph", Value: 1, By: Decider{Kind: "api_key", ID: "k", Sub: "requests/rph", Version: 2}},
+		{"one request per hour", Limit{Type: domain.LimitRequests, Unit: "rph", Value: 1, By: analytics.Decider{Kind: "api_key", ID: "k", Sub: "requests/rph", Version: 2}},
 			now.Add(11*time.Minute + 12*time.Second), "", "rate limit of 1 request per hour reached (api_key:k:requests/rph@v2); retry after 11m12s"},
-		{"a managed provider's, per day", Limit{Type: domain.LimitRequests, Unit: "rpd", Value: 1000, By: Decider{Kind: "provider", ID: "pv", Version: 1}},
+		{"a managed provider's, per day", Limit{Type: domain.LimitRequests, Unit: "rpd", Value: 1000, By: analytics.Decider{Kind: "provider", ID: "pv", Version: 1}},
 			now.Add(3 * time.Hour), "@openai-main", "rate limit of 1000 requests per day on @openai-main reached (provider:pv@v1); retry after 3h"},
 		{"a window ending now waits a second", Limit{Type: domain.LimitRequests, Unit: "rpw", Value: 5, By: policy}, now, "",
 			"rate limit of 5 requests per week reached (rate_limit_policy:p1@v3); retry after 1s"},

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/gateway"
@@ -24,7 +25,7 @@ type errorDetail struct {
 	Code    *string `json:"code"`
 	// DecidedBy names the rate-limit policy or budget that refused a gateway request, with
 	// its version, limit and usage.
-	DecidedBy *gateway.Decider `json:"decided_by,omitempty"`
+	DecidedBy *analytics.Decider `json:"decided_by,omitempty"`
 }
 
 // statusOf is the one mapping from application error codes to HTTP statuses.
@@ -45,6 +46,7 @@ var statusOf = map[domain.Code]int{
 	domain.CodeInternal:     http.StatusInternalServerError,
 
 	domain.CodeUnprocessable: http.StatusUnprocessableEntity, // an idempotency key reused for another request
+	domain.CodePrecondition:  http.StatusPreconditionFailed,  // If-Match names a revision the resource moved past
 }
 
 // typeOf is the error "type" field, in the OpenAI spelling clients already parse.
@@ -65,6 +67,7 @@ var typeOf = map[domain.Code]string{
 	domain.CodeInternal:     "api_error",
 
 	domain.CodeUnprocessable: "invalid_request_error",
+	domain.CodePrecondition:  "conflict_error",
 }
 
 // asAppError turns any error into the application's Error: infrastructure errors are
@@ -89,7 +92,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 }
 
 // writeError is WriteError naming what decided a refusal; it returns the status answered.
-func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error, by *gateway.Decider) int {
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error, by *analytics.Decider) int {
 	e := asAppError(err)
 	status, ok := statusOf[e.Code]
 	if !ok {

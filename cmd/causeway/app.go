@@ -17,6 +17,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/causeway/causeway/analytics"
+	"github.com/causeway/causeway/cluster"
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
@@ -28,8 +30,9 @@ import (
 	"github.com/causeway/causeway/gateway/providers/all"
 	httpapi "github.com/causeway/causeway/http"
 	"github.com/causeway/causeway/ledger"
+	ledgerpg "github.com/causeway/causeway/ledger/postgres"
 	"github.com/causeway/causeway/projections"
-	"github.com/causeway/causeway/projections/analytics"
+	"github.com/causeway/causeway/workers"
 )
 
 // Main is the whole product in one value: main() and the end-to-end tests both build one,
@@ -43,6 +46,9 @@ type Main struct {
 	Read      *projections.Model  // routing tables, in memory
 	Index     *gateway.Index      // the gateway's routing index, fed by Read's fold
 	Ledger    *ledger.Ledger      // the budgets' counters
+	Instance  *instance           // this process's claim on DATA_DIR, and its instance id
+	Cluster   cluster.Registry    // the instances on the shared database (server mode)
+	leases    *ledgerpg.Store     // the shared ledger's leases (server mode)
 	Postgres  *projections.Model  // the PostgreSQL read model, with DATABASE_URL
 	Analytics analytics.Store     // request logs: ClickHouse or SQLite
 	Pipeline  *analytics.Pipeline // the gateway's request logs → Analytics, spooling to disk while it is down
@@ -50,6 +56,9 @@ type Main struct {
 	Bootstrap commands.BootstrapResult
 	// Now is the clock of the control plane (tests set it).
 	Now func() time.Time
+	// WorkerInterval is how often the background workers look for due work (tests shorten
+	// it); 0: workerInterval.
+	WorkerInterval time.Duration
 
 	stderr   io.Writer
 	healthMu sync.Mutex
@@ -90,6 +99,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory %s: %w", cfg.DataDir, err)
 	}
+	m.Instance, err = claimDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	m.closers = append(m.closers, m.Instance.Close)
 
 	startCtx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout)
 	defer cancel()
@@ -210,6 +224,11 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 	if err := m.startLedger(startCtx, pool, deps); err != nil {
 		return nil, err
 	}
+	if pool != nil {
+		if err := m.startCluster(startCtx, bg, pool); err != nil {
+			return nil, err
+		}
+	}
 	f := m.Config.Features
 	return &httpapi.Admin{
 		Log: m.Logger, Read: httpapi.WithLiveUsage(read, m.Ledger), Deps: deps, Secret: secret, Now: deps.Now,
@@ -263,7 +282,7 @@ func (m *Main) startGateway(admin *httpapi.Admin) (*httpapi.Gateway, error) {
 	// index, which alone holds the sealed credentials) and the usage ledger.
 	svc := &gateway.Service{
 		Index: m.Index, Directory: m.Index, Opener: sealer, Ledger: m.Ledger, Prices: book, Logs: sink,
-		Limiter: gateway.NewLimiter(m.Now), Egress: guard, CustomHostClient: client,
+		Limiter: gateway.NewLimiter(m.Now, m.Ledger), Egress: guard, CustomHostClient: client,
 		Engine: &gateway.Engine{Providers: providers.NewRegistry(adapters), MaxBackoff: 10 * time.Second},
 		Now:    func() time.Time { return m.Now() }, MaxBody: m.Config.MaxBodyBytes,
 		Organisation: admin.Organisation,
@@ -414,7 +433,7 @@ func (m *Main) startLogExports(admin *httpapi.Admin) error {
 	if !admin.Features.DataExports {
 		return nil
 	}
-	w, err := commands.NewLogExportWorker(admin.Deps, m.Read, m.Analytics, admin.ExportDir)
+	w, err := workers.NewLogExportWorker(admin.Deps, m.Read, m.Analytics, admin.ExportDir)
 	if err != nil {
 		return err
 	}
@@ -426,8 +445,8 @@ func (m *Main) startLogExports(admin *httpapi.Admin) error {
 	return nil
 }
 
-// workerInterval is how often the background workers look for due work: key expiry and
-// scheduled rotation, and usage periods that ended. Expiry is also enforced at
+// workerInterval is how often the background workers look for due work by default: key
+// expiry and scheduled rotation, and usage periods that ended. Expiry is also enforced at
 // authentication, so this bounds only when the event is written.
 const workerInterval = time.Minute
 
@@ -444,7 +463,11 @@ func (m *Main) startWorkers(bg context.Context, deps commands.Deps, secret []byt
 		return err
 	}
 	resets.OnError = func(err error) { m.Logger.Error("reset worker pass failed", "error", err) }
-	go func() { _ = keys.Run(bg, workerInterval) }()
-	go func() { _ = resets.Run(bg, workerInterval) }()
+	every := m.WorkerInterval
+	if every <= 0 {
+		every = workerInterval
+	}
+	go func() { _ = keys.Run(bg, every) }()
+	go func() { _ = resets.Run(bg, every) }()
 	return nil
 }

@@ -18,6 +18,6 @@
 //
 // An adapter never reads configuration or databases: a Target carries everything a call needs,
 // credentials included. This package imports the standard library and gateway/openai (the Go
-// model of the request); it never imports an adapter family, translate or all (make lint checks
-// it), nor http/, commands/, projections/ or a database driver.
+// model of the request); it never imports an adapter family, translate or all (they import it),
+// nor http/, commands/, projections/ or a database driver.
 package providers
