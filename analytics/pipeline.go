@@ -33,6 +33,9 @@ type Options struct {
 	// Defaults 500 µs and 1 ms; a negative Pause never pauses.
 	Slice time.Duration
 	Pause time.Duration
+	// Journal, when set, takes every row before Log returns (see Journal), and the rows a
+	// previous run left in it are stored first by Run.
+	Journal *Journal
 }
 
 func (o Options) withDefaults(w Writer) Options {
@@ -145,10 +148,16 @@ func (p *Pipeline) Log(rec LogRecord) {
 		// The writers store a row sent twice (a retry, the spool's redelivery) once by its id.
 		rec.ID = uuid.NewString()
 	}
+	if j := p.opts.Journal; j != nil {
+		if err := j.Append(&rec); err != nil {
+			p.setErr(err)
+		}
+	}
 	p.mu.Lock()
 	if p.closed || len(p.queue) >= p.opts.Buffer {
 		p.mu.Unlock()
 		p.bufferFull.Add(1)
+		// A refused row stays in the journal: the next start stores it.
 		return
 	}
 	p.queue = append(p.queue, rec)
@@ -213,6 +222,13 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	drained.Go(func() { p.drain(runCtx) })
 	// Inserts outlive ctx: a row taken is owed to the writer or the spool.
 	insertCtx := context.WithoutCancel(ctx)
+	if j := p.opts.Journal; j != nil {
+		// The rows a run that did not stop cleanly left in the journal are stored first.
+		if rows := j.Replay(); len(rows) > 0 {
+			p.received.Add(int64(len(rows)))
+			p.flushAll(insertCtx, p.add(insertCtx, nil, rows))
+		}
+	}
 
 	// batch holds at most BatchSize rows; spare is the queue's other slice (see take). A row
 	// waits at most FlushInterval: the ticker takes and stores whatever is queued.
@@ -228,6 +244,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			spare = taken[:0]
 			p.needFor(len(batch))
 		case <-tick.C:
+			if j := p.opts.Journal; j != nil {
+				if err := j.Sync(); err != nil {
+					p.setErr(fmt.Errorf("sync journal: %w", err))
+				}
+			}
 			taken := p.take(spare, false)
 			batch = p.flushAll(insertCtx, p.add(insertCtx, batch, taken))
 			clear(taken)
@@ -300,6 +321,7 @@ func (p *Pipeline) flush(ctx context.Context, batch []LogRecord) {
 		err := p.insert(ctx, batch)
 		if err == nil {
 			p.inserted.Add(int64(len(batch)))
+			p.stored(batch)
 			return
 		}
 		p.writerDown.Store(true)
@@ -310,9 +332,17 @@ func (p *Pipeline) flush(ctx context.Context, batch []LogRecord) {
 		p.errMu.Lock()
 		p.closeErr = err
 		p.errMu.Unlock()
-		return
+		return // the rows stay in the journal, if there is one: the next start stores them
 	}
 	p.spooled.Add(int64(len(batch)))
+	p.stored(batch)
+}
+
+// stored tells the journal that batch is stored (in the writer or the fsynced spool).
+func (p *Pipeline) stored(batch []LogRecord) {
+	if j := p.opts.Journal; j != nil {
+		j.Stored(batch)
+	}
 }
 
 func (p *Pipeline) insert(ctx context.Context, rows []LogRecord) error {

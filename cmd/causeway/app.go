@@ -292,18 +292,25 @@ func (m *Main) startGateway(admin *httpapi.Admin) (*httpapi.Gateway, error) {
 }
 
 // startLogPipeline starts the request log path: the gateway hands its records to the analytics
-// pipeline as Go values (no message bus, see package analytics), which batches them into the
-// analytics store, spooling to DATA_DIR/spool while the store is down. Close stops it in the
-// order that loses nothing: the server lets its requests finish, the pipeline refuses new
-// records and flushes the ones it holds (to the store, or the spool), then the spool and the
-// store close.
+// pipeline as Go values (no message bus, see package analytics), which appends each to the
+// journal in DATA_DIR/journal before the request's answer counts it handed over (so a crash of
+// the process loses no row: the next start stores what the journal holds), then batches them
+// into the analytics store, spooling to DATA_DIR/spool while the store is down. Close stops it
+// in the order that loses nothing: the server lets its requests finish, the pipeline refuses
+// new records and flushes the ones it holds (to the store, or the spool), then the spool, the
+// journal and the store close.
 func (m *Main) startLogPipeline() (*analytics.Pipeline, error) {
 	spool, err := analytics.OpenSpool(filepath.Join(m.Config.DataDir, "spool", "request_logs"), m.Config.LogSpoolBytes)
 	if err != nil {
 		return nil, err
 	}
 	m.closers = append(m.closers, spool.Close)
-	m.Pipeline, err = analytics.NewPipeline(m.Analytics, spool, analytics.Options{})
+	journal, err := analytics.OpenJournal(filepath.Join(m.Config.DataDir, "journal", "request_logs"))
+	if err != nil {
+		return nil, err
+	}
+	m.closers = append(m.closers, journal.Close)
+	m.Pipeline, err = analytics.NewPipeline(m.Analytics, spool, analytics.Options{Journal: journal})
 	if err != nil {
 		return nil, err
 	}
