@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,9 @@ type Options struct {
 	// Defaults 500 µs and 1 ms; a negative Pause never pauses.
 	Slice time.Duration
 	Pause time.Duration
+	// Log hears the store going down (WARN) and coming back (INFO), once each time; default
+	// slog.Default().
+	Log *slog.Logger
 	// Journal, when set, takes every row before Log returns (see Journal), and the rows a
 	// previous run left in it are stored first by Run.
 	Journal *Journal
@@ -65,6 +69,9 @@ func (o Options) withDefaults(w Writer) Options {
 	}
 	if o.Pause == 0 {
 		o.Pause = time.Millisecond
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
 	}
 	return o
 }
@@ -113,6 +120,9 @@ type Pipeline struct {
 	// writerDown sends batches straight to the spool while the drain loop finds the writer
 	// failing, rather than making every flush wait out a failing insert first.
 	writerDown atomic.Bool
+	// outage is set from the first failed insert to the next successful one: the store's
+	// going down and coming back are each logged once.
+	outage     atomic.Bool
 	received   atomic.Int64
 	bufferFull atomic.Int64
 	inserted   atomic.Int64
@@ -322,10 +332,11 @@ func (p *Pipeline) flush(ctx context.Context, batch []LogRecord) {
 		if err == nil {
 			p.inserted.Add(int64(len(batch)))
 			p.stored(batch)
+			p.recovered()
 			return
 		}
 		p.writerDown.Store(true)
-		p.setErr(fmt.Errorf("insert: %w", err))
+		p.failed(fmt.Errorf("insert: %w", err))
 	}
 	if err := p.spool.Append(batch); err != nil {
 		p.setErr(fmt.Errorf("spool %d rows: %w", len(batch), err))
@@ -420,7 +431,7 @@ func (p *Pipeline) drain(ctx context.Context) {
 				return
 			}
 			p.writerDown.Store(true)
-			p.setErr(fmt.Errorf("insert spooled rows: %w", err))
+			p.failed(fmt.Errorf("insert spooled rows: %w", err))
 			if !sleep(ctx, backoff) {
 				return
 			}
@@ -429,6 +440,7 @@ func (p *Pipeline) drain(ctx context.Context) {
 		}
 		backoff = p.opts.RetryMin
 		p.inserted.Add(int64(len(rows)))
+		p.recovered()
 		if err := p.spool.Ack(mark); err != nil {
 			p.setErr(fmt.Errorf("acknowledge spool: %w", err))
 			if !sleep(ctx, backoff) {
@@ -479,6 +491,25 @@ func (p *Pipeline) Stats() Stats {
 		Dropped:    p.spool.Dropped(),
 		Corrupt:    p.spool.Corrupt(),
 		LastError:  last,
+	}
+}
+
+// failed records an insert's failure; the first of an outage is logged.
+func (p *Pipeline) failed(err error) {
+	p.setErr(err)
+	if p.outage.CompareAndSwap(false, true) {
+		p.opts.Log.Warn("request log store down: rows go to the spool until it is back", "err", err,
+			"spool_bytes", p.spool.Bytes())
+	}
+}
+
+// recovered ends an outage at a successful insert: it is logged, and the last error cleared.
+func (p *Pipeline) recovered() {
+	if p.outage.CompareAndSwap(true, false) {
+		p.errMu.Lock()
+		p.lastErr = ""
+		p.errMu.Unlock()
+		p.opts.Log.Info("request log store is back: spooled rows are being sent", "spool_bytes", p.spool.Bytes())
 	}
 }
 

@@ -310,7 +310,7 @@ func (m *Main) startLogPipeline() (*analytics.Pipeline, error) {
 		return nil, err
 	}
 	m.closers = append(m.closers, journal.Close)
-	m.Pipeline, err = analytics.NewPipeline(m.Analytics, spool, analytics.Options{Journal: journal})
+	m.Pipeline, err = analytics.NewPipeline(m.Analytics, spool, analytics.Options{Journal: journal, Log: m.Logger})
 	if err != nil {
 		return nil, err
 	}
