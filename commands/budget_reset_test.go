@@ -102,23 +102,35 @@ type dueBudgets struct {
 	keys, providers, integrations []string
 }
 
-func (b dueBudgets) BudgetResetsDue(now time.Time) (keys []domain.APIKey, providers []domain.Provider, integrations []domain.Integration) {
+func (b dueBudgets) BudgetResetsDue(ctx context.Context, now time.Time) (keys []domain.APIKey, providers []domain.Provider, integrations []domain.Integration, err error) {
 	for _, id := range b.keys {
-		if k, ok := b.APIKey(budgetOrg, id); ok && k.UsageResetDue(now) {
+		k, ok, err := b.APIKey(ctx, budgetOrg, id)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ok && k.UsageResetDue(now) {
 			keys = append(keys, k)
 		}
 	}
 	for _, id := range b.providers {
-		if p, ok := b.ManagedProvider(budgetOrg, id); ok && p.UsageResetDue(now) {
+		p, ok, err := b.ManagedProvider(ctx, budgetOrg, id)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ok && p.UsageResetDue(now) {
 			providers = append(providers, p)
 		}
 	}
 	for _, id := range b.integrations {
-		if i, ok := b.Integration(budgetOrg, id); ok && len(i.WorkspaceResetsDue(now)) > 0 {
+		i, ok, err := b.Integration(ctx, budgetOrg, id)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ok && len(i.WorkspaceResetsDue(now)) > 0 {
 			integrations = append(integrations, i)
 		}
 	}
-	return keys, providers, integrations
+	return keys, providers, integrations, nil
 }
 
 // With a read model that finds due budgets, the reset worker resets keys, providers and
@@ -157,7 +169,8 @@ func TestResetWorkerResetsEveryKindOfBudget(t *testing.T) {
 	assert.Equal(t, 1, types["ApiKeyUsageReset"])
 	assert.Equal(t, 1, types["ProviderUsageReset"])
 	assert.Equal(t, 1, types["IntegrationWorkspaceUsageReset"])
-	keys, providers, integrations := due.BudgetResetsDue(clock)
+	keys, providers, integrations, err := due.BudgetResetsDue(context.Background(), clock)
+	require.NoError(t, err)
 	assert.Empty(t, keys, "the next reset moved a week on")
 	assert.Empty(t, providers)
 	assert.Empty(t, integrations)

@@ -151,7 +151,8 @@ func TestKeyWorkerExpiresKeysAndWarnsOnce(t *testing.T) {
 	assert.Equal(t, eventstore.ActorSystem, expired[0].Metadata.ActorKind)
 	assert.Equal(t, "org-1", expired[0].Metadata.OrganisationID)
 	require.Len(t, w.notifications(domain.NotifyKeyExpired, id), 1)
-	k, ok := w.read.APIKey("org-1", id)
+	k, ok, err := w.read.APIKey(context.Background(), "org-1", id)
+	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, domain.KeyExpired, k.Status)
 
@@ -164,7 +165,8 @@ func TestKeyWorkerRotatesOnSchedule(t *testing.T) {
 	weekly := domain.RotateWeekly
 	transition := int64(time.Hour / time.Millisecond)
 	id := w.createKey("rotating", nil, &domain.RotationPolicy{RotationPeriod: &weekly, KeyTransitionPeriodMS: &transition})
-	before, _ := w.read.APIKey("org-1", id)
+	before, _, err := w.read.APIKey(context.Background(), "org-1", id)
+	require.NoError(t, err)
 	due := *before.RotationPolicy.NextRotationAt
 	worker, err := commands.NewKeyWorker(w.deps, w.read, workerSecret)
 	require.NoError(t, err)
@@ -197,7 +199,8 @@ func TestKeyWorkerRotatesOnSchedule(t *testing.T) {
 	assert.Empty(t, notes[0].Recipients, "a key without alert e-mails: recorded with no recipients")
 	assert.Equal(t, "true", notes[0].Data["scheduled"])
 
-	after, _ := w.read.APIKey("org-1", id)
+	after, _, err := w.read.APIKey(context.Background(), "org-1", id)
+	require.NoError(t, err)
 	assert.NotEqual(t, before.Hash, after.Hash)
 	assert.Equal(t, before.Hash, after.PreviousHash)
 	assert.True(t, after.RotationPolicy.NextRotationAt.After(due))

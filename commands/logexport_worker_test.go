@@ -146,7 +146,8 @@ func (w *exportWorld) started(c CreateLogExport) domain.LogExport {
 func (w *exportWorld) export(id string) domain.LogExport {
 	w.t.Helper()
 	w.fold()
-	x, ok := w.read.LogExport(exportOrg, id)
+	x, ok, err := w.read.LogExport(context.Background(), exportOrg, id)
+	require.NoError(w.t, err)
 	require.True(w.t, ok)
 	return x
 }
@@ -156,7 +157,9 @@ func (w *exportWorld) runAll(wk *LogExportWorker) {
 	w.t.Helper()
 	for i := 0; i < 20; i++ {
 		w.fold()
-		if len(w.read.LogExportsInProgress()) == 0 {
+		inProgress, err := w.read.LogExportsInProgress(context.Background())
+		require.NoError(w.t, err)
+		if len(inProgress) == 0 {
 			return
 		}
 		require.NoError(w.t, wk.Tick(context.Background()))

@@ -58,7 +58,8 @@ func TestResetWorkerStartsDuePeriodsOnce(t *testing.T) {
 	assert.Equal(t, 1, types["UsageLimitPolicyPeriodReset"])
 	assert.Equal(t, 1, types["WorkspaceUsageReset"])
 
-	policies, workspaces := read.UsageResetsDue(clock)
+	policies, workspaces, err := read.UsageResetsDue(context.Background(), clock)
+	require.NoError(t, err)
 	assert.Empty(t, policies, "the next reset moved a week on")
 	assert.Empty(t, workspaces)
 	evs, err := d.Store.(eventstore.Store).ReadAll(context.Background(), eventstore.Start, 100)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -78,7 +79,10 @@ func (a *Admin) trafficWorkspaces(r *http.Request, actor domain.Actor, v traffic
 		if slug == "" {
 			return nil, nil
 		}
-		ws, ok := a.Read.WorkspaceBySlug(actor.OrganisationID, slug)
+		ws, ok, err := a.Read.WorkspaceBySlug(r.Context(), actor.OrganisationID, slug)
+		if err != nil {
+			return nil, err
+		}
 		if !ok {
 			return nil, &domain.Error{Code: domain.CodeNotFound, Param: "workspace_slug",
 				Message: "workspace_slug " + strconv.Quote(slug) + " names no workspace of this organisation"}
@@ -88,7 +92,10 @@ func (a *Admin) trafficWorkspaces(r *http.Request, actor domain.Actor, v traffic
 	visible := visibleWorkspaces(actor)
 	var ids []string
 	if slug != "" {
-		ws, ok := a.Read.WorkspaceBySlug(actor.OrganisationID, slug)
+		ws, ok, err := a.Read.WorkspaceBySlug(r.Context(), actor.OrganisationID, slug)
+		if err != nil {
+			return nil, err
+		}
 		if !ok || !visible[ws.ID] {
 			return nil, &domain.Error{Code: domain.CodeForbidden, Param: "workspace_slug",
 				Message: "this API key cannot read workspace " + strconv.Quote(slug)}
@@ -102,13 +109,19 @@ func (a *Admin) trafficWorkspaces(r *http.Request, actor domain.Actor, v traffic
 	}
 	if v.analytics {
 		var refused string
-		ids = slices.DeleteFunc(ids, func(id string) bool {
-			if setting := a.analyticsRefusal(actor, id); setting != "" {
-				refused = setting
-				return true
+		kept := ids[:0]
+		for _, id := range ids {
+			setting, err := a.analyticsRefusal(r.Context(), actor, id)
+			if err != nil {
+				return nil, err
 			}
-			return false
-		})
+			if setting != "" {
+				refused = setting
+				continue
+			}
+			kept = append(kept, id)
+		}
+		ids = kept
 		if refused != "" && len(ids) == 0 {
 			return nil, domain.Errorf(domain.CodeForbidden, "analytics are hidden from your role in this workspace (%s is off)", refused)
 		}
@@ -122,22 +135,24 @@ func (a *Admin) trafficWorkspaces(r *http.Request, actor domain.Actor, v traffic
 // analyticsRefusal names the security setting that hides a workspace's analytics from the
 // actor, or is empty. The settings are about people: they bind keys that act as a user whose
 // role there is member or manager, never organisation admins or workspace service keys.
-func (a *Admin) analyticsRefusal(actor domain.Actor, workspaceID string) string {
+func (a *Admin) analyticsRefusal(ctx context.Context, actor domain.Actor, workspaceID string) (string, error) {
 	if actor.UserID == "" && actor.Kind != domain.ActorUser {
-		return ""
+		return "", nil
 	}
 	role, ok := actor.WorkspaceRole(workspaceID)
 	if !ok {
-		return ""
+		return "", nil
 	}
-	sec := a.Read.EffectiveSecurity(actor.OrganisationID, workspaceID)
+	sec, err := a.Read.EffectiveSecurity(ctx, actor.OrganisationID, workspaceID)
 	switch {
+	case err != nil:
+		return "", err
 	case role == domain.RoleMember && !sec.MembersViewAnalytics:
-		return "membersViewAnalytics"
+		return "membersViewAnalytics", nil
 	case role == domain.RoleManager && !sec.ManagersViewAnalytics:
-		return "managersViewAnalytics"
+		return "managersViewAnalytics", nil
 	}
-	return ""
+	return "", nil
 }
 
 // trafficFilter reads the reference's filters from the query into a Filter of the actor's
@@ -173,7 +188,9 @@ func (a *Admin) trafficFilter(r *http.Request, actor domain.Actor, v trafficView
 	if f.Metadata, err = metadataFilter(q); err != nil {
 		return analytics.Filter{}, err
 	}
-	f.ConfigIDs = a.configIDs(actor.OrganisationID, queryList(q, "configs"))
+	if f.ConfigIDs, err = a.configIDs(r.Context(), actor.OrganisationID, queryList(q, "configs")); err != nil {
+		return analytics.Filter{}, err
+	}
 	f.Providers = providerSlugs(append(queryList(q, "providers"), queryList(q, "virtual_keys")...))
 	f.Models = queryList(q, "models")
 	if err := aiOrgModels(q, &f); err != nil {
@@ -187,7 +204,11 @@ func (a *Admin) trafficFilter(r *http.Request, actor domain.Actor, v trafficView
 	}
 	f.PromptIDs = queryList(q, "prompt_slug")
 	if v.logs {
-		if own, only := a.ownLogsOnly(actor, workspaces); only {
+		own, only, err := a.ownLogsOnly(r.Context(), actor, workspaces)
+		if err != nil {
+			return analytics.Filter{}, err
+		}
+		if only {
 			if f.APIKeyIDs, err = ownKeys(f.APIKeyIDs, own); err != nil {
 				return analytics.Filter{}, err
 			}
@@ -201,9 +222,9 @@ func (a *Admin) trafficFilter(r *http.Request, actor domain.Actor, v trafficView
 // analytics settings they bind keys acting as a user who is a member (manager) of a selected
 // workspace whose setting is off; one such workspace limits the whole answer, which never
 // shows more than any workspace allows.
-func (a *Admin) ownLogsOnly(actor domain.Actor, workspaces []string) ([]string, bool) {
+func (a *Admin) ownLogsOnly(ctx context.Context, actor domain.Actor, workspaces []string) ([]string, bool, error) {
 	if actor.UserID == "" || actor.IsOrgAdmin() {
-		return nil, false
+		return nil, false, nil
 	}
 	only := false
 	for _, id := range workspaces {
@@ -211,20 +232,27 @@ func (a *Admin) ownLogsOnly(actor domain.Actor, workspaces []string) ([]string, 
 		if !ok {
 			continue
 		}
-		sec := a.Read.EffectiveSecurity(actor.OrganisationID, id)
+		sec, err := a.Read.EffectiveSecurity(ctx, actor.OrganisationID, id)
+		if err != nil {
+			return nil, false, err
+		}
 		if role == domain.RoleMember && !sec.MembersViewAllData || role == domain.RoleManager && !sec.ManagersViewAllData {
 			only = true
 		}
 	}
 	if !only {
-		return nil, false
+		return nil, false, nil
+	}
+	keys, err := a.Read.APIKeys(ctx, projections.KeyFilter{OrganisationID: actor.OrganisationID,
+		Visible: func(k domain.APIKey) bool { return k.UserID == actor.UserID }})
+	if err != nil {
+		return nil, false, err
 	}
 	var own []string
-	for _, k := range a.Read.APIKeys(projections.KeyFilter{OrganisationID: actor.OrganisationID,
-		Visible: func(k domain.APIKey) bool { return k.UserID == actor.UserID }}) {
+	for _, k := range keys {
 		own = append(own, k.ID)
 	}
-	return own, true
+	return own, true, nil
 }
 
 // ownKeys is the api_key_ids filter of an actor limited to their own keys: the own keys, or
@@ -450,21 +478,22 @@ func metadataFilter(q url.Values) (map[string]string, error) {
 
 // configIDs turns config slugs (or ids) into the ids rows carry. A reference that names no
 // config is kept as given, so that it matches no row rather than widening the filter.
-func (a *Admin) configIDs(orgID string, refs []string) []string {
-	read, ok := a.Read.(GatewayResourceReader)
+func (a *Admin) configIDs(ctx context.Context, orgID string, refs []string) ([]string, error) {
 	out := make([]string, 0, len(refs))
 	for _, ref := range refs {
-		if ok {
-			if c, found := read.SavedConfig(orgID, ref); found {
-				ref = c.ID
-			}
+		c, found, err := a.Read.SavedConfig(ctx, orgID, ref)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			ref = c.ID
 		}
 		out = append(out, ref)
 	}
 	if len(out) == 0 {
-		return nil
+		return nil, nil
 	}
-	return out
+	return out, nil
 }
 
 // providerSlugs spells managed providers (and virtual keys, their legacy name) as rows carry

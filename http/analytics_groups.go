@@ -175,7 +175,11 @@ func (a *Admin) groups(v trafficView, route groupRoute) handler {
 			item[key] = groupKey(q.GroupBy, g.Key)
 			if q.GroupBy == analytics.GroupWorkspace {
 				item["workspace_slug"] = ""
-				if ws, ok := a.Read.Workspace(actor.OrganisationID, g.Key); ok {
+				ws, ok, err := a.Read.Workspace(r.Context(), actor.OrganisationID, g.Key)
+				if err != nil {
+					return 0, nil, err
+				}
+				if ok {
 					item["workspace_slug"] = ws.Slug
 				}
 			}

@@ -146,7 +146,11 @@ func (a *Admin) registerAPIKeys(r *mux.Router) {
 			Visible: func(k domain.APIKey) bool { return keyReadable(actor, k) == nil }}
 		now := a.Now()
 		var views []apiKeyAnswer
-		for _, k := range a.Read.APIKeys(f) {
+		found, err := a.Read.APIKeys(r.Context(), f)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, k := range found {
 			views = append(views, apiKeyView(k, now))
 		}
 		list, err := page(r, views)
@@ -162,7 +166,10 @@ func (a *Admin) registerAPIKeys(r *mux.Router) {
 			return 0, nil, err
 		}
 		actor := actorFrom(r.Context())
-		k, ok := a.Read.APIKey(actor.OrganisationID, id)
+		k, ok, err := a.Read.APIKey(r.Context(), actor.OrganisationID, id)
+		if err != nil {
+			return 0, nil, err
+		}
 		if !ok {
 			return 0, nil, domain.Errorf(domain.CodeNotFound, "api key %s not found", id)
 		}
@@ -185,7 +192,10 @@ func (a *Admin) registerAPIKeys(r *mux.Router) {
 		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
-		k, ok := a.Read.APIKey(actorFrom(r.Context()).OrganisationID, id)
+		k, ok, err := a.Read.APIKey(r.Context(), actorFrom(r.Context()).OrganisationID, id)
+		if err != nil {
+			return 0, nil, err
+		}
 		if !ok {
 			return 0, nil, domain.Errorf(domain.CodeNotFound, "api key %s not found", id)
 		}

@@ -207,7 +207,11 @@ var workspaceAsOf = asOfTarget[domain.Workspace, *domain.Workspace]{
 			return ref, nil
 		}
 		// Slugs never change, so today's slug names the same workspace in the past.
-		if ws, ok := a.Read.WorkspaceBySlug(actorFrom(r.Context()).OrganisationID, ref); ok {
+		ws, ok, err := a.Read.WorkspaceBySlug(r.Context(), actorFrom(r.Context()).OrganisationID, ref)
+		if err != nil {
+			return "", err
+		}
+		if ok {
 			return ws.ID, nil
 		}
 		return "", notFound("workspace", ref)
@@ -258,10 +262,8 @@ var userAsOf = asOfTarget[domain.User, *domain.User]{
 	id:        pathID(userID),
 	exists:    (*domain.User).Exists,
 	view: func(a *Admin, r *http.Request, u domain.User, at time.Time) (any, error) {
-		v := a.userView(u)
 		ids, err := a.memberWorkspacesAsOf(r.Context(), u, at)
-		v.WorkspaceIDs = ids
-		return v, err
+		return userView(u, ids), err
 	},
 }
 
@@ -270,8 +272,11 @@ var userAsOf = asOfTarget[domain.User, *domain.User]{
 // workspaces are archived, never removed, so the read model lists every one there was.
 func (a *Admin) memberWorkspacesAsOf(ctx context.Context, u domain.User, at time.Time) ([]string, error) {
 	out := []string{}
-	all := a.Read.Workspaces(projections.WorkspaceFilter{OrganisationID: u.OrganisationID,
+	all, err := a.Read.Workspaces(ctx, projections.WorkspaceFilter{OrganisationID: u.OrganisationID,
 		Statuses: map[string]bool{domain.StatusActive: true, domain.StatusArchived: true}})
+	if err != nil {
+		return nil, err
+	}
 	for _, ws := range all {
 		past, _, ok, err := commands.LoadAsOf(ctx, a.Deps, domain.Stream(domain.WorkspacePrefix, ws.ID), func() *domain.Workspace { return &domain.Workspace{} }, at)
 		if err != nil {
@@ -352,35 +357,37 @@ func organisationAsOf(view func(domain.Organisation) organisationSettingsAnswer)
 // historyID is the stream id of the resource a history path names: its id, or the slug by
 // which the API names workspaces, integrations, configs and (when one workspace has it)
 // managed providers. Slugs never change, so today's slug names the same resource in the past.
-func (a *Admin) historyID(orgID, prefix, ref string) string {
+func (a *Admin) historyID(ctx context.Context, orgID, prefix, ref string) (string, error) {
 	if isUUID(ref) {
-		return ref
-	}
-	if prefix == domain.WorkspacePrefix {
-		if ws, ok := a.Read.WorkspaceBySlug(orgID, ref); ok {
-			return ws.ID
-		}
-		return ref
-	}
-	read, ok := a.Read.(GatewayResourceReader)
-	if !ok {
-		return ref
+		return ref, nil
 	}
 	switch prefix {
+	case domain.WorkspacePrefix:
+		ws, ok, err := a.Read.WorkspaceBySlug(ctx, orgID, ref)
+		if ok {
+			return ws.ID, err
+		}
+		return ref, err
 	case domain.IntegrationPrefix:
-		if i, ok := read.IntegrationBySlug(orgID, ref); ok {
-			return i.ID
+		i, ok, err := a.Read.IntegrationBySlug(ctx, orgID, ref)
+		if ok {
+			return i.ID, err
 		}
+		return ref, err
 	case domain.SavedConfigPrefix:
-		if c, ok := read.SavedConfig(orgID, ref); ok {
-			return c.ID
+		c, ok, err := a.Read.SavedConfig(ctx, orgID, ref)
+		if ok {
+			return c.ID, err
 		}
+		return ref, err
 	case domain.ProviderPrefix:
-		if ps := read.ManagedProvidersBySlug(orgID, strings.TrimPrefix(ref, "@")); len(ps) == 1 {
-			return ps[0].ID
+		ps, err := a.Read.ManagedProvidersBySlug(ctx, orgID, strings.TrimPrefix(ref, "@"))
+		if len(ps) == 1 {
+			return ps[0].ID, err
 		}
+		return ref, err
 	}
-	return ref
+	return ref, nil
 }
 
 // historyEntry is one event of a resource's history: what happened, who did it and from
@@ -434,7 +441,10 @@ func (a *Admin) registerAuditHistory(r *mux.Router) {
 			}
 			cut = &at
 		}
-		id = a.historyID(actor.OrganisationID, prefix, id)
+		id, err := a.historyID(r.Context(), actor.OrganisationID, prefix, id)
+		if err != nil {
+			return 0, nil, err
+		}
 		// Only the requested page's states are encoded; page validates the paging first.
 		win, err := page[historyEntry](r, nil)
 		if err != nil {
@@ -605,8 +615,6 @@ type pastReadModel struct {
 func (p pastReadModel) Authenticate(presented string, _ time.Time) (domain.Actor, error) {
 	return p.live.Authenticate(presented, p.now())
 }
-
-func (p pastReadModel) Position() eventstore.Position { return p.live.Position() }
 
 func (p pastReadModel) WaitFor(ctx context.Context, pos eventstore.Position) error {
 	return p.live.WaitFor(ctx, pos)

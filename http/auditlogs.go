@@ -61,7 +61,10 @@ func (a *Admin) registerAuditLogs(r *mux.Router) {
 			}
 		}
 		id := mux.Vars(r)["id"]
-		rec, ok := a.Read.AuditRecord(actorFrom(r.Context()).OrganisationID, id)
+		rec, ok, err := a.Read.AuditRecord(r.Context(), actorFrom(r.Context()).OrganisationID, id)
+		if err != nil {
+			return 0, nil, err
+		}
 		if !ok {
 			return 0, nil, domain.Errorf(domain.CodeNotFound, "audit log record %s not found", id)
 		}

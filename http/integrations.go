@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sort"
@@ -17,16 +18,16 @@ import (
 // GatewayResourceReader is what the gateway's admin resources read: integrations, managed
 // providers (and virtual keys, the same aggregate) and saved configs.
 type GatewayResourceReader interface {
-	Integration(orgID, id string) (domain.Integration, bool)
-	IntegrationBySlug(orgID, slug string) (domain.Integration, bool)
-	Integrations(f projections.IntegrationFilter) []domain.Integration
-	ManagedProvider(orgID, id string) (domain.Provider, bool)
-	ManagedProviderBySlug(orgID, workspaceID, slug string) (domain.Provider, bool)
-	ManagedProvidersBySlug(orgID, slug string) []domain.Provider
-	ManagedProviders(f projections.ManagedProviderFilter) []domain.Provider
-	SavedConfig(orgID, ref string) (domain.SavedConfig, bool)
-	SavedConfigs(f projections.SavedConfigFilter) []domain.SavedConfig
-	DefaultConfigID(workspaceID string) string
+	Integration(ctx context.Context, orgID, id string) (domain.Integration, bool, error)
+	IntegrationBySlug(ctx context.Context, orgID, slug string) (domain.Integration, bool, error)
+	Integrations(ctx context.Context, f projections.IntegrationFilter) ([]domain.Integration, error)
+	ManagedProvider(ctx context.Context, orgID, id string) (domain.Provider, bool, error)
+	ManagedProviderBySlug(ctx context.Context, orgID, workspaceID, slug string) (domain.Provider, bool, error)
+	ManagedProvidersBySlug(ctx context.Context, orgID, slug string) ([]domain.Provider, error)
+	ManagedProviders(ctx context.Context, f projections.ManagedProviderFilter) ([]domain.Provider, error)
+	SavedConfig(ctx context.Context, orgID, ref string) (domain.SavedConfig, bool, error)
+	SavedConfigs(ctx context.Context, f projections.SavedConfigFilter) ([]domain.SavedConfig, error)
+	DefaultConfigID(ctx context.Context, workspaceID string) (string, error)
 }
 
 var _ GatewayResourceReader = (*projections.Model)(nil)
@@ -229,7 +230,10 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader, 
 			return domain.Integration{}, err
 		}
 		slug := mux.Vars(r)["slug"]
-		i, ok := read.IntegrationBySlug(actor.OrganisationID, slug)
+		i, ok, err := read.IntegrationBySlug(r.Context(), actor.OrganisationID, slug)
+		if err != nil {
+			return domain.Integration{}, err
+		}
 		if !ok || !canSeeIntegration(actor, i) {
 			return domain.Integration{}, domain.Errorf(domain.CodeNotFound, "integration %s not found", slug)
 		}
@@ -248,14 +252,21 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader, 
 			return 0, nil, err
 		}
 		actor := actorFrom(r.Context())
-		i, _ := read.Integration(actor.OrganisationID, res.ID)
+		i, _, err := read.Integration(r.Context(), actor.OrganisationID, res.ID)
+		if err != nil {
+			return 0, nil, err
+		}
 		out := map[string]any{"id": res.ID, "slug": i.Slug, "object": "integration"}
 		if i.WorkspaceID != "" {
 			slug := i.Slug
 			if b.DefaultProviderSlug != nil {
 				slug = *b.DefaultProviderSlug
 			}
-			if p, ok := read.ManagedProviderBySlug(actor.OrganisationID, i.WorkspaceID, slug); ok && p.IntegrationID == i.ID {
+			p, ok, err := read.ManagedProviderBySlug(r.Context(), actor.OrganisationID, i.WorkspaceID, slug)
+			if err != nil {
+				return 0, nil, err
+			}
+			if ok && p.IntegrationID == i.ID {
 				out["default_provider_slug"] = p.Slug
 			}
 		}
@@ -289,7 +300,11 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader, 
 			return 0, nil, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", f.ServingWorkspace)
 		}
 		views := []integrationAnswer{}
-		for _, i := range read.Integrations(f) {
+		found, err := read.Integrations(r.Context(), f)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, i := range found {
 			views = append(views, integrationView(i, false))
 		}
 		list, err := page(r, views)
@@ -328,7 +343,9 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader, 
 		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
-		i, _ = read.Integration(i.OrganisationID, i.ID)
+		if i, _, err = read.Integration(r.Context(), i.OrganisationID, i.ID); err != nil {
+			return 0, nil, err
+		}
 		return http.StatusOK, integrationView(i, true), nil
 	})).Methods(http.MethodPut)
 
@@ -376,7 +393,9 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader, 
 		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
-		i, _ = read.Integration(i.OrganisationID, i.ID)
+		if i, _, err = read.Integration(r.Context(), i.OrganisationID, i.ID); err != nil {
+			return 0, nil, err
+		}
 		return http.StatusOK, integrationWorkspacesView(i, actorFrom(r.Context())), nil
 	})).Methods(http.MethodPut)
 }
@@ -390,7 +409,11 @@ func (a *Admin) integrationAsOf(w http.ResponseWriter, r *http.Request, read Gat
 	}
 	ref := mux.Vars(r)["slug"]
 	id := ref
-	if i, ok := read.IntegrationBySlug(actor.OrganisationID, ref); ok {
+	i, ok, err := read.IntegrationBySlug(r.Context(), actor.OrganisationID, ref)
+	if err != nil {
+		return 0, nil, err
+	}
+	if ok {
 		id = i.ID
 	}
 	return gatewayAsOf(a, w, r, "integration", domain.IntegrationPrefix, id,

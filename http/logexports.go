@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -26,8 +27,8 @@ import (
 // and on PostgreSQL; the routes find it on Admin.Read by type assertion, until ReadModel
 // includes it.
 type LogExportReader interface {
-	LogExport(orgID, id string) (domain.LogExport, bool)
-	LogExports(f projections.LogExportFilter) []domain.LogExport
+	LogExport(ctx context.Context, orgID, id string) (domain.LogExport, bool, error)
+	LogExports(ctx context.Context, f projections.LogExportFilter) ([]domain.LogExport, error)
 }
 
 var _ LogExportReader = (*projections.Model)(nil)
@@ -155,7 +156,10 @@ func (a *Admin) registerLogExports(r *mux.Router) {
 		if err != nil {
 			return domain.LogExport{}, err
 		}
-		x, ok := exports.LogExport(actor.OrganisationID, id)
+		x, ok, err := exports.LogExport(r.Context(), actor.OrganisationID, id)
+		if err != nil {
+			return domain.LogExport{}, err
+		}
 		if !ok || !canSee(actor, x.WorkspaceID) {
 			return domain.LogExport{}, domain.Errorf(domain.CodeNotFound, "log export %s not found", id)
 		}
@@ -177,7 +181,11 @@ func (a *Admin) registerLogExports(r *mux.Router) {
 		if ws == "" {
 			ws = actor.WorkspaceID
 		}
-		if _, only := a.ownLogsOnly(actor, []string{ws}); only {
+		_, only, err := a.ownLogsOnly(r.Context(), actor, []string{ws})
+		if err != nil {
+			return 0, nil, err
+		}
+		if only {
 			return 0, nil, domain.Errorf(domain.CodeForbidden,
 				"your role sees only the logs of your own API keys in this workspace (membersViewAllData or managersViewAllData is off), so it cannot export them")
 		}
@@ -208,7 +216,11 @@ func (a *Admin) registerLogExports(r *mux.Router) {
 			f.WorkspaceIDs = map[string]bool{ws: true}
 		}
 		var views []logExportAnswer
-		for _, x := range exports.LogExports(f) {
+		found, err := exports.LogExports(r.Context(), f)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, x := range found {
 			views = append(views, logExportView(x))
 		}
 		list, err := page(r, views)
@@ -373,7 +385,10 @@ func (a *Admin) streamLogExportFile(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	x, ok := exports.LogExport(orgID, id)
+	x, ok, err := exports.LogExport(r.Context(), orgID, id)
+	if err != nil {
+		return err
+	}
 	if !ok {
 		return domain.Errorf(domain.CodeNotFound, "log export %s not found", id)
 	}

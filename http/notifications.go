@@ -73,7 +73,11 @@ func (a *Admin) registerNotifications(r *mux.Router) {
 			return 0, nil, err
 		}
 		var views []notificationAnswer
-		for _, n := range a.Read.Notifications(notificationFilter(actor, kind)) {
+		found, err := a.Read.Notifications(r.Context(), notificationFilter(actor, kind))
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, n := range found {
 			views = append(views, notificationView(n))
 		}
 		list, err := page(r, views)
@@ -89,7 +93,10 @@ func (a *Admin) registerNotifications(r *mux.Router) {
 		if !isUUID(id) {
 			return 0, nil, domain.Invalid("notificationId", "notificationId must be a UUID")
 		}
-		n, ok := a.Read.Notification(notificationFilter(actor, ""), id)
+		n, ok, err := a.Read.Notification(r.Context(), notificationFilter(actor, ""), id)
+		if err != nil {
+			return 0, nil, err
+		}
 		if !ok {
 			return 0, nil, domain.Errorf(domain.CodeNotFound, "notification %s not found", id)
 		}

@@ -87,7 +87,10 @@ func (a *Admin) registerOrganisation(r *mux.Router) {
 		if id, given := mux.Vars(r)["orgId"]; given && id != actor.OrganisationID {
 			return domain.Organisation{}, domain.Errorf(domain.CodeNotFound, "organisation %s not found", id)
 		}
-		o, ok := a.Read.Organisation(actor.OrganisationID)
+		o, ok, err := a.Read.Organisation(r.Context(), actor.OrganisationID)
+		if err != nil {
+			return domain.Organisation{}, err
+		}
 		if !ok {
 			return domain.Organisation{}, domain.Errorf(domain.CodeNotFound, "organisation %s not found", actor.OrganisationID)
 		}
@@ -134,9 +137,10 @@ func (a *Admin) registerOrganisation(r *mux.Router) {
 		r.Handle(path, put).Methods(http.MethodPut)
 	}
 
-	wsView := func(ws domain.Workspace) workspaceSettingsAnswer {
+	wsView := func(r *http.Request, ws domain.Workspace) (workspaceSettingsAnswer, error) {
+		effective, err := a.Read.EffectiveSecurity(r.Context(), ws.OrganisationID, ws.ID)
 		return workspaceSettingsAnswer{Object: "workspace_settings", WorkspaceID: ws.ID, SecuritySettings: ws.Security,
-			Effective: a.Read.EffectiveSecurity(ws.OrganisationID, ws.ID)}
+			Effective: effective}, err
 	}
 	r.Handle("/workspaces/{id}/settings", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		if err := requireScope(actorFrom(r.Context()), "workspaces.read"); err != nil {
@@ -146,7 +150,8 @@ func (a *Admin) registerOrganisation(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusOK, wsView(ws), nil
+		v, err := wsView(r, ws)
+		return http.StatusOK, v, err
 	})).Methods(http.MethodGet)
 	r.Handle("/workspaces/{id}/settings", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		ws, err := a.pathWorkspace(r)
@@ -161,7 +166,10 @@ func (a *Admin) registerOrganisation(r *mux.Router) {
 		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
-		ws, _ = a.Read.Workspace(ws.OrganisationID, ws.ID)
-		return http.StatusOK, wsView(ws), nil
+		if ws, _, err = a.Read.Workspace(r.Context(), ws.OrganisationID, ws.ID); err != nil {
+			return 0, nil, err
+		}
+		v, err := wsView(r, ws)
+		return http.StatusOK, v, err
 	})).Methods(http.MethodPut)
 }

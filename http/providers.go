@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"sort"
@@ -61,7 +62,7 @@ type providerAnswer struct {
 	Object         string             `json:"object"`
 }
 
-func providerView(read GatewayResourceReader, p domain.Provider, now time.Time) providerAnswer {
+func providerView(ctx context.Context, read GatewayResourceReader, p domain.Provider, now time.Time) (providerAnswer, error) {
 	out := providerAnswer{ID: p.ID, Slug: p.Slug, Name: p.Name, OrganisationID: p.OrganisationID, WorkspaceID: p.WorkspaceID,
 		AIProviderID: p.AIProviderID, Status: p.StatusAt(now), RateLimits: p.RateLimits, ExpiresAt: p.ExpiresAt,
 		LastResetAt: p.LastResetAt, Tags: nonNilTags(p.Tags), HasKey: p.Masked.HasKey(),
@@ -76,7 +77,11 @@ func providerView(read GatewayResourceReader, p domain.Provider, now time.Time) 
 		out.UsageLimits = &usageLimitsAnswer{UsageLimits: *p.UsageLimits, CurrentUsage: amount(p.CurrentUsage)}
 	}
 	if p.IntegrationID != "" {
-		if i, ok := read.Integration(p.OrganisationID, p.IntegrationID); ok {
+		i, ok, err := read.Integration(ctx, p.OrganisationID, p.IntegrationID)
+		if err != nil {
+			return out, err
+		}
+		if ok {
 			out.IntegrationID = &i.Slug
 		}
 	} else {
@@ -86,7 +91,7 @@ func providerView(read GatewayResourceReader, p domain.Provider, now time.Time) 
 		masked := p.Masked.Key
 		out.MaskedKey = &masked
 	}
-	return out
+	return out, nil
 }
 
 // rateLimitsOf reads rate_limits given as one object or an array of them.
@@ -193,14 +198,21 @@ func providerFromPath(r *http.Request, read GatewayResourceReader, scope, noun s
 	}
 	notFound := domain.Errorf(domain.CodeNotFound, "%s %s not found", noun, slug)
 	if ws != "" {
-		p, ok := read.ManagedProviderBySlug(actor.OrganisationID, ws, slug)
+		p, ok, err := read.ManagedProviderBySlug(r.Context(), actor.OrganisationID, ws, slug)
+		if err != nil {
+			return domain.Provider{}, err
+		}
 		if !ok || !canSee(actor, p.WorkspaceID) {
 			return domain.Provider{}, notFound
 		}
 		return p, nil
 	}
+	bySlug, err := read.ManagedProvidersBySlug(r.Context(), actor.OrganisationID, slug)
+	if err != nil {
+		return domain.Provider{}, err
+	}
 	var found []domain.Provider
-	for _, p := range read.ManagedProvidersBySlug(actor.OrganisationID, slug) {
+	for _, p := range bySlug {
 		if canSee(actor, p.WorkspaceID) {
 			found = append(found, p)
 		}
@@ -240,7 +252,11 @@ func providerListFilter(r *http.Request, read GatewayResourceReader, scope strin
 	}
 	if ref := q.Get("integration_id"); ref != "" {
 		f.IntegrationID = ref
-		if i, ok := read.IntegrationBySlug(actor.OrganisationID, ref); ok {
+		i, ok, err := read.IntegrationBySlug(r.Context(), actor.OrganisationID, ref)
+		if err != nil {
+			return f, err
+		}
+		if ok {
 			f.IntegrationID = i.ID
 		}
 	}
@@ -248,10 +264,10 @@ func providerListFilter(r *http.Request, read GatewayResourceReader, scope strin
 }
 
 // providerAsOf reads a provider (or virtual key) as it was, found by the slug it holds now.
-func providerAsOf(a *Admin, w http.ResponseWriter, r *http.Request, id string, view func(domain.Provider, time.Time) any) (int, any, error) {
+func providerAsOf(a *Admin, w http.ResponseWriter, r *http.Request, id string, view func(domain.Provider, time.Time) (any, error)) (int, any, error) {
 	return gatewayAsOf(a, w, r, "provider", domain.ProviderPrefix, id,
 		func(p *domain.Provider) string { return p.OrganisationID }, (*domain.Provider).Exists,
-		func(p domain.Provider, at time.Time) (any, error) { return view(p, at), nil })
+		view)
 }
 
 func (a *Admin) registerProviders(r *mux.Router, read GatewayResourceReader, sealer commands.Sealer, hosts commands.URLChecker) {
@@ -285,7 +301,10 @@ func (a *Admin) registerProviders(r *mux.Router, read GatewayResourceReader, sea
 		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
-		p, _ := read.ManagedProvider(actorFrom(r.Context()).OrganisationID, res.ID)
+		p, _, err := read.ManagedProvider(r.Context(), actorFrom(r.Context()).OrganisationID, res.ID)
+		if err != nil {
+			return 0, nil, err
+		}
 		return http.StatusOK, map[string]string{"id": res.ID, "slug": p.Slug, "object": "provider"}, nil
 	})).Methods(http.MethodPost)
 
@@ -296,8 +315,16 @@ func (a *Admin) registerProviders(r *mux.Router, read GatewayResourceReader, sea
 		}
 		now := a.Now()
 		views := []providerAnswer{}
-		for _, p := range read.ManagedProviders(f) {
-			views = append(views, providerView(read, p, now))
+		found, err := read.ManagedProviders(r.Context(), f)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, p := range found {
+			v, err := providerView(r.Context(), read, p, now)
+			if err != nil {
+				return 0, nil, err
+			}
+			views = append(views, v)
 		}
 		list, err := page(r, views)
 		return http.StatusOK, list, err
@@ -309,9 +336,13 @@ func (a *Admin) registerProviders(r *mux.Router, read GatewayResourceReader, sea
 			return 0, nil, err
 		}
 		if asOfRequested(r) {
-			return providerAsOf(a, w, r, p.ID, func(p domain.Provider, at time.Time) any { return providerView(read, p, at) })
+			return providerAsOf(a, w, r, p.ID, func(p domain.Provider, at time.Time) (any, error) {
+				v, err := providerView(r.Context(), read, p, at)
+				return v, err
+			})
 		}
-		return http.StatusOK, providerView(read, p, a.Now()), nil
+		v, err := providerView(r.Context(), read, p, a.Now())
+		return http.StatusOK, v, err
 	})).Methods(http.MethodGet)
 
 	r.Handle("/providers/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -329,8 +360,11 @@ func (a *Admin) registerProviders(r *mux.Router, read GatewayResourceReader, sea
 		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
-		p, _ = read.ManagedProvider(p.OrganisationID, p.ID)
-		return http.StatusOK, providerView(read, p, a.Now()), nil
+		if p, _, err = read.ManagedProvider(r.Context(), p.OrganisationID, p.ID); err != nil {
+			return 0, nil, err
+		}
+		v, err := providerView(r.Context(), read, p, a.Now())
+		return http.StatusOK, v, err
 	})).Methods(http.MethodPut)
 
 	r.Handle("/providers/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {

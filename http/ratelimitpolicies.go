@@ -80,7 +80,11 @@ func (a *Admin) registerRateLimitPolicies(r *mux.Router) {
 			return 0, nil, err
 		}
 		var views []rateLimitPolicyAnswer
-		for _, p := range a.Read.RateLimitPolicies(f) {
+		found, err := a.Read.RateLimitPolicies(r.Context(), f)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, p := range found {
 			views = append(views, rateLimitPolicyView(p))
 		}
 		list, err := page(r, views)
@@ -103,7 +107,10 @@ func (a *Admin) registerRateLimitPolicies(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		p, ok := a.Read.RateLimitPolicy(actor.OrganisationID, id)
+		p, ok, err := a.Read.RateLimitPolicy(r.Context(), actor.OrganisationID, id)
+		if err != nil {
+			return 0, nil, err
+		}
 		if !ok || !st[p.Status] || !canSee(actor, p.WorkspaceID) {
 			return 0, nil, domain.Errorf(domain.CodeNotFound, "rate limit policy %s not found", id)
 		}
@@ -126,7 +133,10 @@ func (a *Admin) registerRateLimitPolicies(r *mux.Router) {
 		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
-		p, _ := a.Read.RateLimitPolicy(actorFrom(r.Context()).OrganisationID, id)
+		p, _, err := a.Read.RateLimitPolicy(r.Context(), actorFrom(r.Context()).OrganisationID, id)
+		if err != nil {
+			return 0, nil, err
+		}
 		return http.StatusOK, rateLimitPolicyView(p), nil
 	})).Methods(http.MethodPut)
 

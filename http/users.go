@@ -28,11 +28,17 @@ type userAnswer struct {
 	WorkspaceIDs   []string    `json:"workspace_ids"`
 }
 
-func (a *Admin) userView(u domain.User) userAnswer {
+func userView(u domain.User, workspaceIDs []string) userAnswer {
 	return userAnswer{Object: "user", ID: u.ID, OrganisationID: u.OrganisationID, FirstName: u.FirstName,
 		LastName: u.LastName, Role: u.Role, Email: u.Email, CreatedAt: u.CreatedAt.UTC().Truncate(time.Millisecond),
 		LastUpdatedAt: u.LastUpdatedAt.UTC().Truncate(time.Millisecond),
-		WorkspaceIDs:  a.Read.MemberWorkspaceIDs(u.OrganisationID, u.ID)}
+		WorkspaceIDs:  workspaceIDs}
+}
+
+// userView renders a user with the workspaces they are a member of now.
+func (a *Admin) userView(ctx context.Context, u domain.User) (userAnswer, error) {
+	ids, err := a.Read.MemberWorkspaceIDs(ctx, u.OrganisationID, u.ID)
+	return userView(u, ids), err
 }
 
 // userBody is the update body: the organisation role and the names.
@@ -86,9 +92,17 @@ func (a *Admin) registerUsers(r *mux.Router) {
 			}
 			f.Role = role
 		}
+		users, err := a.Read.Users(r.Context(), f)
+		if err != nil {
+			return 0, nil, err
+		}
 		var views []userAnswer
-		for _, u := range a.Read.Users(f) {
-			views = append(views, a.userView(u))
+		for _, u := range users {
+			v, err := a.userView(r.Context(), u)
+			if err != nil {
+				return 0, nil, err
+			}
+			views = append(views, v)
 		}
 		list, err := page(r, views)
 		return http.StatusOK, list, err
@@ -106,11 +120,15 @@ func (a *Admin) registerUsers(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		u, ok := a.Read.User(actor.OrganisationID, id)
+		u, ok, err := a.Read.User(r.Context(), actor.OrganisationID, id)
+		if err != nil {
+			return 0, nil, err
+		}
 		if !ok {
 			return 0, nil, domain.Errorf(domain.CodeNotFound, "user %s not found", id)
 		}
-		return http.StatusOK, a.userView(u), nil
+		v, err := a.userView(r.Context(), u)
+		return http.StatusOK, v, err
 	})).Methods(http.MethodGet)
 
 	r.Handle("/users/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -126,8 +144,12 @@ func (a *Admin) registerUsers(r *mux.Router) {
 		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
-		u, _ := a.Read.User(actorFrom(r.Context()).OrganisationID, id)
-		return http.StatusOK, a.userView(u), nil
+		u, _, err := a.Read.User(r.Context(), actorFrom(r.Context()).OrganisationID, id)
+		if err != nil {
+			return 0, nil, err
+		}
+		v, err := a.userView(r.Context(), u)
+		return http.StatusOK, v, err
 	})).Methods(http.MethodPut)
 
 	r.Handle("/users/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -241,15 +263,19 @@ func inviteID(r *http.Request) (string, error) {
 
 // resolveWorkspace turns a workspace slug into its id; an id, or a name that matches
 // nothing, is passed on for the command to judge.
-func (a *Admin) resolveWorkspace(orgID, ref string) string {
+func (a *Admin) resolveWorkspace(ctx context.Context, orgID, ref string) (string, error) {
 	ref = strings.TrimSpace(ref)
-	if _, ok := a.Read.Workspace(orgID, ref); ok || ref == "" {
-		return ref
+	if ref == "" {
+		return ref, nil
 	}
-	if ws, ok := a.Read.WorkspaceBySlug(orgID, ref); ok {
-		return ws.ID
+	if _, ok, err := a.Read.Workspace(ctx, orgID, ref); ok || err != nil {
+		return ref, err
 	}
-	return ref
+	ws, ok, err := a.Read.WorkspaceBySlug(ctx, orgID, ref)
+	if ok {
+		return ws.ID, err
+	}
+	return ref, err
 }
 
 func (a *Admin) registerInvites(r *mux.Router) {
@@ -269,8 +295,11 @@ func (a *Admin) registerInvites(r *mux.Router) {
 		actor := actorFrom(r.Context())
 		c := commands.CreateInvite{Email: b.Email, Role: b.Role}
 		for _, ws := range b.Workspaces {
-			c.Workspaces = append(c.Workspaces, domain.InviteWorkspace{
-				WorkspaceID: a.resolveWorkspace(actor.OrganisationID, ws.ID), Role: domain.Role(ws.Role)})
+			id, err := a.resolveWorkspace(r.Context(), actor.OrganisationID, ws.ID)
+			if err != nil {
+				return 0, nil, err
+			}
+			c.Workspaces = append(c.Workspaces, domain.InviteWorkspace{WorkspaceID: id, Role: domain.Role(ws.Role)})
 		}
 		if b.WorkspaceAPIKeyDetails != nil {
 			c.KeyDetails = &domain.InviteKeyDetails{Scopes: b.WorkspaceAPIKeyDetails.Scopes}
@@ -303,8 +332,12 @@ func (a *Admin) registerInvites(r *mux.Router) {
 			}
 			f.Role = role
 		}
+		invites, err := a.Read.Invites(r.Context(), f)
+		if err != nil {
+			return 0, nil, err
+		}
 		var views []inviteAnswer
-		for _, i := range a.Read.Invites(f) {
+		for _, i := range invites {
 			views = append(views, inviteView(i, now))
 		}
 		list, err := page(r, views)
@@ -323,7 +356,10 @@ func (a *Admin) registerInvites(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		i, ok := a.Read.Invite(actor.OrganisationID, id)
+		i, ok, err := a.Read.Invite(r.Context(), actor.OrganisationID, id)
+		if err != nil {
+			return 0, nil, err
+		}
 		if !ok || !canSeeInvite(actor, i) {
 			return 0, nil, domain.Errorf(domain.CodeNotFound, "invite %s not found", id)
 		}
@@ -389,12 +425,20 @@ func (a *Admin) acceptInvite(accept interface {
 			WriteError(w, r, a.Log, err)
 			return
 		}
-		u, _ := a.Read.User(res.OrganisationID, res.UserID)
+		u, _, err := a.Read.User(r.Context(), res.OrganisationID, res.UserID)
+		if err != nil {
+			WriteError(w, r, a.Log, err)
+			return
+		}
 		keys := make([]map[string]string, 0, len(res.Keys))
 		for _, k := range res.Keys {
 			keys = append(keys, map[string]string{"id": k.KeyID, "object": "api-key", "key": k.Key, "workspace_id": k.WorkspaceID})
 		}
-		view := a.userView(u)
+		view, err := a.userView(r.Context(), u)
+		if err != nil {
+			WriteError(w, r, a.Log, err)
+			return
+		}
 		WriteJSON(w, http.StatusOK, struct {
 			userAnswer
 			APIKeys []map[string]string `json:"api_keys"`

@@ -164,9 +164,13 @@ func (a *Admin) registerWorkspaces(r *mux.Router) {
 			return 0, nil, domain.Errorf(domain.CodeForbidden, "only organisation owners and admins may list archived workspaces")
 		}
 		q := r.URL.Query()
+		found, err := a.Read.Workspaces(r.Context(), projections.WorkspaceFilter{OrganisationID: actor.OrganisationID,
+			Visible: visibleWorkspaces(actor), Statuses: st, NameContains: q.Get("name"), ExactName: q.Get("exact_name")})
+		if err != nil {
+			return 0, nil, err
+		}
 		views := []workspaceAnswer{}
-		for _, ws := range a.Read.Workspaces(projections.WorkspaceFilter{OrganisationID: actor.OrganisationID,
-			Visible: visibleWorkspaces(actor), Statuses: st, NameContains: q.Get("name"), ExactName: q.Get("exact_name")}) {
+		for _, ws := range found {
 			views = append(views, workspaceView(ws))
 		}
 		list, err := page(r, views)
@@ -185,8 +189,12 @@ func (a *Admin) registerWorkspaces(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
+		members, err := a.Read.WorkspaceMembers(r.Context(), actor.OrganisationID, ws.ID)
+		if err != nil {
+			return 0, nil, err
+		}
 		users := []workspaceMemberAnswer{}
-		for _, m := range a.Read.WorkspaceMembers(actor.OrganisationID, ws.ID) {
+		for _, m := range members {
 			users = append(users, workspaceMemberView(ws.ID, m))
 		}
 		return http.StatusOK, workspaceWithUsers{workspaceAnswer: workspaceView(ws), Users: users}, nil
@@ -245,7 +253,10 @@ func (a *Admin) answerWorkspace(w http.ResponseWriter, r *http.Request, res comm
 	if err := a.written(w, r, res, nil); err != nil {
 		return 0, nil, err
 	}
-	ws, ok := a.Read.Workspace(actorFrom(r.Context()).OrganisationID, res.ID)
+	ws, ok, err := a.Read.Workspace(r.Context(), actorFrom(r.Context()).OrganisationID, res.ID)
+	if err != nil {
+		return 0, nil, err
+	}
 	if !ok {
 		return 0, nil, domain.Errorf(domain.CodeNotFound, "workspace %s not found", res.ID)
 	}
@@ -258,9 +269,12 @@ func (a *Admin) answerWorkspace(w http.ResponseWriter, r *http.Request, res comm
 func (a *Admin) pathWorkspace(r *http.Request) (domain.Workspace, error) {
 	ref := mux.Vars(r)["id"]
 	org := actorFrom(r.Context()).OrganisationID
-	ws, ok := a.Read.Workspace(org, ref)
-	if !ok {
-		ws, ok = a.Read.WorkspaceBySlug(org, ref)
+	ws, ok, err := a.Read.Workspace(r.Context(), org, ref)
+	if err == nil && !ok {
+		ws, ok, err = a.Read.WorkspaceBySlug(r.Context(), org, ref)
+	}
+	if err != nil {
+		return domain.Workspace{}, err
 	}
 	if !ok {
 		return domain.Workspace{}, domain.Errorf(domain.CodeNotFound, "workspace %s not found", ref)
@@ -303,8 +317,12 @@ func (a *Admin) registerWorkspaceMembers(r *mux.Router) {
 		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
+		members, err := a.Read.WorkspaceMembers(r.Context(), ws.OrganisationID, ws.ID)
+		if err != nil {
+			return 0, nil, err
+		}
 		added := []workspaceMemberAnswer{}
-		for _, m := range a.Read.WorkspaceMembers(ws.OrganisationID, ws.ID) {
+		for _, m := range members {
 			for _, u := range users {
 				if u.UserID == m.User.ID {
 					added = append(added, workspaceMemberView(ws.ID, m))
@@ -332,8 +350,12 @@ func (a *Admin) registerWorkspaceMembers(r *mux.Router) {
 			}
 		}
 		email := strings.TrimSpace(q.Get("email"))
+		members, err := a.Read.WorkspaceMembers(r.Context(), actor.OrganisationID, ws.ID)
+		if err != nil {
+			return 0, nil, err
+		}
 		views := []workspaceMemberAnswer{}
-		for _, m := range a.Read.WorkspaceMembers(actor.OrganisationID, ws.ID) {
+		for _, m := range members {
 			if (role == "" || m.Role == role) && (email == "" || strings.EqualFold(email, m.User.Email)) {
 				views = append(views, workspaceMemberView(ws.ID, m))
 			}
@@ -344,7 +366,11 @@ func (a *Admin) registerWorkspaceMembers(r *mux.Router) {
 
 	member := func(r *http.Request, ws domain.Workspace) (workspaceMemberAnswer, error) {
 		userID := mux.Vars(r)["userId"]
-		for _, m := range a.Read.WorkspaceMembers(ws.OrganisationID, ws.ID) {
+		members, err := a.Read.WorkspaceMembers(r.Context(), ws.OrganisationID, ws.ID)
+		if err != nil {
+			return workspaceMemberAnswer{}, err
+		}
+		for _, m := range members {
 			if m.User.ID == userID {
 				return workspaceMemberView(ws.ID, m), nil
 			}

@@ -39,18 +39,24 @@ func (es events) ReadStream(_ context.Context, stream string, _ eventstore.Direc
 }
 
 // lists is what a read model answers to the admin API's lists, as JSON.
-func lists(t *testing.T, m *projections.Model) map[string]string {
+func lists(t *testing.T, m projections.Reader) map[string]string {
 	t.Helper()
+	ctx := context.Background()
+	val := func(v any, err error) any {
+		t.Helper()
+		require.NoError(t, err)
+		return v
+	}
 	all := map[string]bool{domain.StatusActive: true, domain.StatusArchived: true}
 	out := map[string]string{}
 	for name, v := range map[string]any{
-		"workspaces":    m.Workspaces(projections.WorkspaceFilter{OrganisationID: projectionstest.Org, Statuses: all}),
-		"keys":          m.APIKeys(projections.KeyFilter{OrganisationID: projectionstest.Org}),
-		"users":         m.Users(projections.UserFilter{OrganisationID: projectionstest.Org}),
-		"rate limits":   m.RateLimitPolicies(projections.PolicyFilter{OrganisationID: projectionstest.Org, Statuses: all}),
-		"usage limits":  m.UsageLimitPolicies(projections.PolicyFilter{OrganisationID: projectionstest.Org, Statuses: all}, ""),
-		"notifications": m.Notifications(projections.NotificationFilter{OrganisationID: projectionstest.Org}),
-		"members":       m.WorkspaceMembers(projectionstest.Org, "ws-01"),
+		"workspaces":    val(m.Workspaces(ctx, projections.WorkspaceFilter{OrganisationID: projectionstest.Org, Statuses: all})),
+		"keys":          val(m.APIKeys(ctx, projections.KeyFilter{OrganisationID: projectionstest.Org})),
+		"users":         val(m.Users(ctx, projections.UserFilter{OrganisationID: projectionstest.Org})),
+		"rate limits":   val(m.RateLimitPolicies(ctx, projections.PolicyFilter{OrganisationID: projectionstest.Org, Statuses: all})),
+		"usage limits":  val(m.UsageLimitPolicies(ctx, projections.PolicyFilter{OrganisationID: projectionstest.Org, Statuses: all}, "")),
+		"notifications": val(m.Notifications(ctx, projections.NotificationFilter{OrganisationID: projectionstest.Org})),
+		"members":       val(m.WorkspaceMembers(ctx, projectionstest.Org, "ws-01")),
 	} {
 		raw, err := json.Marshal(v)
 		require.NoError(t, err)

@@ -25,7 +25,7 @@ import (
 )
 
 func TestReadModelContractMemory(t *testing.T) {
-	projectionstest.Run(t, func(t *testing.T, reg *domain.Registry) *projections.Model { return projections.NewMemory(reg) })
+	projectionstest.Run(t, func(t *testing.T, reg *domain.Registry) projections.ReadModel { return projections.NewMemory(reg) })
 }
 
 func openPostgres(t *testing.T, reg *domain.Registry) (*projections.Model, *pgxpool.Pool) {
@@ -39,7 +39,7 @@ func openPostgres(t *testing.T, reg *domain.Registry) (*projections.Model, *pgxp
 }
 
 func TestReadModelContractPostgres(t *testing.T) {
-	projectionstest.Run(t, func(t *testing.T, reg *domain.Registry) *projections.Model {
+	projectionstest.Run(t, func(t *testing.T, reg *domain.Registry) projections.ReadModel {
 		m, _ := openPostgres(t, reg)
 		return m
 	})
@@ -133,17 +133,23 @@ func checkpointNeverAhead(t *testing.T, pool *pgxpool.Pool, cp eventstore.Positi
 }
 
 // dump is a model's every answer worth comparing, as JSON.
-func dump(t *testing.T, m *projections.Model) string {
+func dump(t *testing.T, m projections.Reader) string {
 	t.Helper()
+	ctx := context.Background()
+	val := func(v any, err error) any {
+		t.Helper()
+		require.NoError(t, err)
+		return v
+	}
 	org := projectionstest.Org
 	all := map[string]bool{domain.StatusActive: true, domain.StatusArchived: true}
 	b, err := json.MarshalIndent([]any{
-		m.Workspaces(projections.WorkspaceFilter{OrganisationID: org, Statuses: all}),
-		m.APIKeys(projections.KeyFilter{OrganisationID: org}),
-		m.RateLimitPolicies(projections.PolicyFilter{OrganisationID: org, Statuses: all}),
-		m.UsageLimitPolicies(projections.PolicyFilter{OrganisationID: org, Statuses: all}, ""),
-		m.Users(projections.UserFilter{OrganisationID: org}),
-		len(m.AuditLog(projections.AuditFilter{OrganisationID: org})),
+		val(m.Workspaces(ctx, projections.WorkspaceFilter{OrganisationID: org, Statuses: all})),
+		val(m.APIKeys(ctx, projections.KeyFilter{OrganisationID: org})),
+		val(m.RateLimitPolicies(ctx, projections.PolicyFilter{OrganisationID: org, Statuses: all})),
+		val(m.UsageLimitPolicies(ctx, projections.PolicyFilter{OrganisationID: org, Statuses: all}, "")),
+		val(m.Users(ctx, projections.UserFilter{OrganisationID: org})),
+		len(projectionstest.AuditLog(t, m, projections.AuditFilter{OrganisationID: org})),
 	}, "", " ")
 	require.NoError(t, err)
 	return string(b)

@@ -2,8 +2,6 @@ package projections
 
 import (
 	"context"
-	"encoding/json"
-	"sort"
 	"sync"
 	"time"
 
@@ -19,6 +17,8 @@ import (
 //     every serving process the routing tables that authentication reads without I/O;
 //   - PostgreSQL (NewPostgres): the server mode's read model, shared by every process.
 type Model struct {
+	Queries
+
 	reg  *domain.Registry
 	name string
 
@@ -57,31 +57,8 @@ func NewMemory(reg *domain.Registry, opts ...MemoryOptions) *Model {
 	for _, o := range opts {
 		m.keepAudit, m.onFold = !o.NoAudit, o.OnFold
 	}
+	m.Queries = Queries{Docs: m}
 	return m
-}
-
-// AuditRecord is one entry of the audit log: one event, who caused it and from where, and the
-// state of the resource before and after it.
-type AuditRecord struct {
-	ID             string            `json:"id"`
-	Position       uint64            `json:"position"`
-	Timestamp      time.Time         `json:"timestamp"`
-	Action         string            `json:"action"`
-	ResourceType   string            `json:"resource_type"`
-	ResourceID     string            `json:"resource_id"`
-	ActorID        string            `json:"user_id"`
-	ActorType      string            `json:"user_type"`
-	OrganisationID string            `json:"organisation_id"`
-	WorkspaceID    string            `json:"workspace_id,omitempty"`
-	RequestID      string            `json:"request_id,omitempty"`
-	ClientIP       string            `json:"client_ip,omitempty"`
-	UserAgent      string            `json:"user_agent,omitempty"`
-	Method         string            `json:"method,omitempty"`
-	URI            string            `json:"uri,omitempty"`
-	StatusCode     int               `json:"response_status_code"`
-	Details        map[string]string `json:"details,omitempty"`
-	Before         json.RawMessage   `json:"before"`
-	After          json.RawMessage   `json:"after"`
 }
 
 // Name is the projection's name, its checkpoint key.
@@ -188,11 +165,11 @@ func (m *Model) fail(err error) {
 	m.mu.Unlock()
 }
 
-// view calls fn with the aggregate of prefix and id, if there is one. In memory fn runs under
-// the read lock and must copy what it keeps; from PostgreSQL the aggregate is fresh.
-func (m *Model) view(prefix, id string, fn func(domain.Aggregate)) bool {
+// View calls fn with the aggregate of prefix and id, if there is one (Documents). In memory fn
+// runs under the read lock and must copy what it keeps; from PostgreSQL the aggregate is fresh.
+func (m *Model) View(ctx context.Context, prefix, id string, fn func(domain.Aggregate)) (bool, error) {
 	if m.pg != nil {
-		return m.pg.view(prefix, id, fn)
+		return m.pg.view(ctx, prefix, id, fn)
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -200,56 +177,92 @@ func (m *Model) view(prefix, id string, fn func(domain.Aggregate)) bool {
 	if ok {
 		fn(agg)
 	}
-	return ok
+	return ok, nil
 }
 
 // none reports, in memory, that the model holds no aggregate of prefix: a lookup on the
 // gateway's path then need not even build the id it would look for.
 func (m *Model) none(prefix string) bool {
-	if m.pg != nil {
-		return false
-	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return len(m.byPrefix[prefix]) == 0
 }
 
-// scan calls fn with every aggregate of prefix, on the same terms as view.
-func (m *Model) scan(prefix string, fn func(domain.Aggregate)) {
+// Scan calls fn with every aggregate of prefix, on the same terms as View (Documents).
+func (m *Model) Scan(ctx context.Context, prefix string, fn func(domain.Aggregate)) error {
 	if m.pg != nil {
-		m.pg.scan(prefix, fn)
-		return
+		return m.pg.scan(ctx, prefix, fn)
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	for _, agg := range m.byPrefix[prefix] {
 		fn(agg)
 	}
+	return nil
 }
 
-// get returns a copy of the aggregate of prefix and id.
-func get[A any](m *Model, prefix, id string) (A, bool) {
+// memoryGet returns a copy of the aggregate of prefix and id held in memory.
+func memoryGet[A any](m *Model, prefix, id string) (A, bool) {
 	var out A
 	found := false
-	m.view(prefix, id, func(agg domain.Aggregate) {
-		if a, ok := any(agg).(*A); ok {
-			out, found = *a, true
-		}
-	})
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if a, ok := any(m.byPrefix[prefix][id]).(*A); ok {
+		out, found = *a, true
+	}
 	return out, found
 }
 
-// all returns copies of every aggregate of prefix that keep says to keep, sorted by less.
-func all[A any](m *Model, prefix string, keep func(*A) bool, less func(a, b *A) bool) []A {
-	var out []A
-	m.scan(prefix, func(agg domain.Aggregate) {
-		if a, ok := any(agg).(*A); ok && keep(a) {
-			out = append(out, *a)
-		}
-	})
-	if out == nil {
-		out = []A{}
+// Authenticate resolves a presented client key to its actor, reading only memory. The
+// reasons for refusal are kept apart so that the caller can log them; the client sees one
+// 401 for a key that is unknown, deleted, expired or rotated out.
+func (m *Model) Authenticate(presented string, now time.Time) (domain.Actor, error) {
+	if presented == "" {
+		return domain.Actor{}, domain.Errorf(domain.CodeUnauthorized, "missing x-gateway-api-key header")
 	}
-	sort.Slice(out, func(i, j int) bool { return less(&out[i], &out[j]) })
-	return out
+	hash := domain.HashKey(presented)
+	m.mu.RLock()
+	id := m.keyIDs[hash]
+	m.mu.RUnlock()
+	k, ok := memoryGet[domain.APIKey](m, domain.APIKeyPrefix, id)
+	if !ok {
+		return domain.Actor{}, domain.Errorf(domain.CodeUnauthorized, "invalid API key")
+	}
+	if accepted, reason := k.Accepts(hash, now); !accepted {
+		if reason == "expired" {
+			return domain.Actor{}, domain.Errorf(domain.CodeUnauthorized, "this API key has expired")
+		}
+		return domain.Actor{}, domain.Errorf(domain.CodeUnauthorized, "invalid API key")
+	}
+	if k.IsOrganisationKey() {
+		return domain.KeyActor(&k, nil, nil)
+	}
+	var (
+		ws   *domain.Workspace
+		user *domain.User
+	)
+	if w, ok := memoryGet[domain.Workspace](m, domain.WorkspacePrefix, k.WorkspaceID); ok {
+		ws = &w
+	}
+	if u, ok := memoryGet[domain.User](m, domain.UserPrefix, k.UserID); ok {
+		user = &u
+	}
+	return domain.KeyActor(&k, ws, user)
+}
+
+// Overrides is the model's price overrides as the gateway's pricing reads them on every
+// request it logs (pricing.Overrides): from memory, without a context or an error to handle.
+func (m *Model) Overrides() PricingOverrides { return PricingOverrides{m: m} }
+
+// PricingOverrides answers the price override in force from an in-memory model.
+type PricingOverrides struct{ m *Model }
+
+// ModelPricingOverride returns the override in force for provider's model in a workspace
+// (Queries.ModelPricingOverride), at no cost when no override was ever set.
+func (o PricingOverrides) ModelPricingOverride(orgID, workspaceID, provider, model string) (domain.ModelPricingOverride, bool) {
+	if o.m.none(domain.ModelPricingPrefix) {
+		return domain.ModelPricingOverride{}, false
+	}
+	p, ok, _ := o.m.Queries.ModelPricingOverride(context.Background(), orgID, workspaceID, provider, model)
+	return p, ok
 }

@@ -89,26 +89,29 @@ func (b *pgBackend) decode(prefix, id string, doc []byte) (domain.Aggregate, err
 	return agg, nil
 }
 
-// view and scan read documents. A read that fails answers as if nothing were there; the
-// failure shows in health (the database check), and reads never see half a write.
-func (b *pgBackend) view(prefix, id string, fn func(domain.Aggregate)) bool {
+// view and scan read documents. A read that fails answers an error wrapping ErrUnavailable,
+// never "not found"; reads never see half a write.
+func (b *pgBackend) view(ctx context.Context, prefix, id string, fn func(domain.Aggregate)) (bool, error) {
 	var doc []byte
-	err := b.pool.QueryRow(context.Background(), `SELECT doc FROM `+b.documents+` WHERE kind = $1 AND id = $2`, prefix, id).Scan(&doc)
+	err := b.pool.QueryRow(ctx, `SELECT doc FROM `+b.documents+` WHERE kind = $1 AND id = $2`, prefix, id).Scan(&doc)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
 	if err != nil {
-		return false
+		return false, unavailable(err)
 	}
 	agg, err := b.decode(prefix, id, doc)
 	if err != nil {
-		return false
+		return false, err
 	}
 	fn(agg)
-	return true
+	return true, nil
 }
 
-func (b *pgBackend) scan(prefix string, fn func(domain.Aggregate)) {
-	rows, err := b.pool.Query(context.Background(), `SELECT id, doc FROM `+b.documents+` WHERE kind = $1`, prefix)
+func (b *pgBackend) scan(ctx context.Context, prefix string, fn func(domain.Aggregate)) error {
+	rows, err := b.pool.Query(ctx, `SELECT id, doc FROM `+b.documents+` WHERE kind = $1`, prefix)
 	if err != nil {
-		return
+		return unavailable(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -116,13 +119,24 @@ func (b *pgBackend) scan(prefix string, fn func(domain.Aggregate)) {
 			id  string
 			doc []byte
 		)
-		if rows.Scan(&id, &doc) != nil {
-			return
+		if err := rows.Scan(&id, &doc); err != nil {
+			return unavailable(err)
 		}
-		if agg, err := b.decode(prefix, id, doc); err == nil {
-			fn(agg)
+		agg, err := b.decode(prefix, id, doc)
+		if err != nil {
+			return err
 		}
+		fn(agg)
 	}
+	if err := rows.Err(); err != nil {
+		return unavailable(err)
+	}
+	return nil
+}
+
+// unavailable marks a failed read as the read model's unavailability.
+func unavailable(err error) error {
+	return fmt.Errorf("%w: postgres: %w", ErrUnavailable, err)
 }
 
 // applyBatch folds batch (all after from, in order) in one transaction: rows and checkpoint
@@ -261,7 +275,7 @@ func (b *pgBackend) auditRecords(ctx context.Context, f AuditFilter, offset, lim
 	}
 	var types []string
 	if f.ResourceType != "" {
-		types = storedSpellings(f.ResourceType)
+		types = StoredSpellings(f.ResourceType)
 	}
 	where := `
 		WHERE (organisation_id = $1 OR (organisation_id = '' AND response_status_code >= 400))
@@ -275,7 +289,7 @@ func (b *pgBackend) auditRecords(ctx context.Context, f AuditFilter, offset, lim
 		f.Action, f.Method, f.StatusCode, f.RequestID, f.ClientIP}
 	var total int
 	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM `+b.audit+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("projections: audit log: %w", err)
+		return nil, 0, unavailable(fmt.Errorf("audit log: %w", err))
 	}
 	order := " ORDER BY position"
 	if f.NewestFirst {
@@ -290,25 +304,28 @@ func (b *pgBackend) auditRecords(ctx context.Context, f AuditFilter, offset, lim
 	}
 	rows, err := b.pool.Query(ctx, auditSelect+b.audit+where+order+page, args...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("projections: audit log: %w", err)
+		return nil, 0, unavailable(fmt.Errorf("audit log: %w", err))
 	}
 	out, err := scanAudit(rows)
 	if err != nil {
-		return nil, 0, fmt.Errorf("projections: audit log: %w", err)
+		return nil, 0, unavailable(fmt.Errorf("audit log: %w", err))
 	}
 	return out, total, nil
 }
 
-func (b *pgBackend) auditRecord(orgID, id string) (AuditRecord, bool) {
-	rows, err := b.pool.Query(context.Background(), auditSelect+b.audit+` WHERE id = $1 AND organisation_id = $2`, id, orgID)
+func (b *pgBackend) auditRecord(ctx context.Context, orgID, id string) (AuditRecord, bool, error) {
+	rows, err := b.pool.Query(ctx, auditSelect+b.audit+` WHERE id = $1 AND organisation_id = $2`, id, orgID)
 	if err != nil {
-		return AuditRecord{}, false
+		return AuditRecord{}, false, unavailable(fmt.Errorf("audit log: %w", err))
 	}
 	out, err := scanAudit(rows)
-	if err != nil || len(out) == 0 {
-		return AuditRecord{}, false
+	if err != nil {
+		return AuditRecord{}, false, unavailable(fmt.Errorf("audit log: %w", err))
 	}
-	return out[0], true
+	if len(out) == 0 {
+		return AuditRecord{}, false, nil
+	}
+	return out[0], true, nil
 }
 
 func scanAudit(rows pgx.Rows) ([]AuditRecord, error) {
@@ -326,7 +343,7 @@ func scanAudit(rows pgx.Rows) ([]AuditRecord, error) {
 			return nil, err
 		}
 		r.Position, r.Timestamp = uint64(pos), r.Timestamp.UTC()
-		r.ResourceType = answeredResourceType(r.ResourceType)
+		r.ResourceType = AnsweredResourceType(r.ResourceType)
 		r.Before, r.After = rawOrNull(before), rawOrNull(after)
 		if len(details) > 0 {
 			_ = json.Unmarshal(details, &r.Details)

@@ -252,7 +252,7 @@ func (m *Main) startGateway(admin *httpapi.Admin) (*httpapi.Gateway, error) {
 	}
 	// Each request's cost is computed as it settles, from the routing tables' overrides and the
 	// cached price sources: no database or network I/O on the way.
-	book, err := pricing.New(m.Config.Pricing, pricing.Options{Now: m.Now, Overrides: m.Read, Log: m.Logger})
+	book, err := pricing.New(m.Config.Pricing, pricing.Options{Now: m.Now, Overrides: m.Read.Overrides(), Log: m.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("model pricing: %w", err)
 	}

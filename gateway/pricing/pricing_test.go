@@ -22,7 +22,7 @@ import (
 )
 
 // The read model is where the gateway finds overrides.
-var _ pricing.Overrides = (*projections.Model)(nil)
+var _ pricing.Overrides = projections.PricingOverrides{}
 
 type clock struct {
 	mu  sync.Mutex
