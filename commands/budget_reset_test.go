@@ -10,7 +10,7 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
-	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
 )
 
 // seedScheduledBudgets writes a key, a provider and an integration workspace whose usage
@@ -98,7 +98,7 @@ func TestResetBudgetUsageIfDue(t *testing.T) {
 
 // dueBudgets stands in for the read model's BudgetResetsDue query, over the budgets it is told of.
 type dueBudgets struct {
-	*projections.Model
+	*memory.Model
 	keys, providers, integrations []string
 }
 
@@ -142,7 +142,7 @@ func TestResetWorkerResetsEveryKindOfBudget(t *testing.T) {
 	d.Now = func() time.Time { return clock }
 	next := start.Add(time.Hour)
 	seedScheduledBudgets(t, d, next)
-	read := projections.NewMemory(d.Registry)
+	read := memory.New(d.Registry)
 	fold := func() {
 		evs, err := d.Store.(eventstore.Store).ReadAll(context.Background(), read.Position(), 1000)
 		require.NoError(t, err)

@@ -16,16 +16,16 @@ import (
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/eventstore/sqlite"
-	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
 )
 
-var _ commands.DueKeys = (*projections.Model)(nil)
+var _ commands.DueKeys = (*memory.Model)(nil)
 
 // workerWorld is a store, its read model and a clock the test moves.
 type workerWorld struct {
 	t     *testing.T
 	store eventstore.Store
-	read  *projections.Model
+	read  *memory.Model
 	deps  commands.Deps
 
 	mu  sync.Mutex
@@ -40,7 +40,7 @@ func newWorkerWorld(t *testing.T) *workerWorld {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	reg := domain.NewRegistry()
-	w := &workerWorld{t: t, store: store, read: projections.NewMemory(reg),
+	w := &workerWorld{t: t, store: store, read: memory.New(reg),
 		now: time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)}
 	w.deps = commands.Deps{Store: store, Registry: reg, Now: w.Now}
 	return w

@@ -23,11 +23,11 @@ import (
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/gateway"
-	"github.com/causeway/causeway/projections"
 	"github.com/causeway/causeway/projections/analytics"
+	"github.com/causeway/causeway/projections/memory"
 )
 
-var _ ExportsInProgress = (*projections.Model)(nil)
+var _ ExportsInProgress = (*memory.Model)(nil)
 var _ LogScanner = (*analytics.SQLite)(nil)
 
 // exportWorld is an event store, its read model, a real SQLite log store holding rows, and
@@ -35,7 +35,7 @@ var _ LogScanner = (*analytics.SQLite)(nil)
 type exportWorld struct {
 	t    *testing.T
 	d    Deps
-	read *projections.Model
+	read *memory.Model
 	logs *analytics.SQLite
 	dir  string
 	rows []gateway.LogRecord
@@ -57,7 +57,7 @@ func newExportWorld(t *testing.T) *exportWorld {
 	logs, err := analytics.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "logs.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = logs.Close() })
-	w := &exportWorld{t: t, d: d, read: projections.NewMemory(d.Registry), logs: logs, dir: filepath.Join(t.TempDir(), "exports"),
+	w := &exportWorld{t: t, d: d, read: memory.New(d.Registry), logs: logs, dir: filepath.Join(t.TempDir(), "exports"),
 		ctx: WithRequest(context.Background(), Request{Actor: domain.System(exportOrg), RequestID: "test"})}
 	for _, ws := range []struct{ org, id, slug string }{{exportOrg, exportWS, "team-a"}, {exportOrg, "ws-2", "team-b"}, {"org-2", "ws-3", "team-c"}} {
 		_, err := appendEvents(w.ctx, d, domain.Stream(domain.WorkspacePrefix, ws.id), eventstore.NoStream, []domain.Event{

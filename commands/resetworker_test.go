@@ -10,7 +10,7 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
-	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
 )
 
 // The reset worker starts the next period of every policy and workspace whose period ended,
@@ -33,7 +33,7 @@ func TestResetWorkerStartsDuePeriodsOnce(t *testing.T) {
 			NextUsageResetAt: &next, At: now}})
 	require.NoError(t, err)
 
-	read := projections.NewMemory(d.Registry)
+	read := memory.New(d.Registry)
 	fold := func() {
 		evs, err := d.Store.(eventstore.Store).ReadAll(context.Background(), read.Position(), 1000)
 		require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
 )
 
 // Audit time travel: every control-plane resource can be read as it was at an instant
@@ -485,7 +486,7 @@ func (a *Admin) registerAuditHistory(r *mux.Router) {
 }
 
 // Lists as of an instant. A list's filters, authorisation and views are its normal read's; as
-// of an instant they run against the read model as it was then (projections.AsOf), served by
+// of an instant they run against the read model as it was then (memory.AsOf), served by
 // a router of its own whose admin reads that model, and which authenticates and waits on the
 // live one. The reads that answer as_of themselves (single resources, the audit log, history,
 // request logs and analytics) are left to do so.
@@ -568,12 +569,12 @@ func (a *Admin) pastReads(next http.Handler) http.Handler {
 			WriteError(w, r, a.Log, err)
 			return
 		}
-		store, ok := a.Deps.Store.(projections.PastReader)
+		store, ok := a.Deps.Store.(memory.PastReader)
 		if !ok {
 			WriteError(w, r, a.Log, domain.Invalid(asOfParam, "as_of is not supported on lists here: the event store cannot be read whole"))
 			return
 		}
-		past, since, err := projections.AsOf(r.Context(), store, a.Deps.Registry, at)
+		past, since, err := memory.AsOf(r.Context(), store, a.Deps.Registry, at)
 		if err != nil {
 			WriteError(w, r, a.Log, err)
 			return
@@ -588,7 +589,7 @@ func (a *Admin) pastReads(next http.Handler) http.Handler {
 // pastRouter is the admin API reading past instead of the live read model, its clock stopped
 // at the instant, so that what a view derives from the time (a key expired, an invite
 // pending) is derived as of the instant too, as a single resource's as_of view derives it.
-func (a *Admin) pastRouter(past *projections.Model, at time.Time) http.Handler {
+func (a *Admin) pastRouter(past *memory.Model, at time.Time) http.Handler {
 	then := *a
 	then.Read = pastReadModel{Model: past, live: a.Read, now: a.Now}
 	then.Now = func() time.Time { return at }
@@ -607,7 +608,7 @@ func (a *Admin) pastRouter(past *projections.Model, at time.Time) http.Handler {
 // pastReadModel reads the past, and authenticates and waits on the live read model: the key
 // that asks is judged as it is now, as on any as_of read.
 type pastReadModel struct {
-	*projections.Model
+	*memory.Model
 	live ReadModel
 	now  func() time.Time // the live clock
 }

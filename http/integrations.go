@@ -30,7 +30,7 @@ type GatewayResourceReader interface {
 	DefaultConfigID(ctx context.Context, workspaceID string) (string, error)
 }
 
-var _ GatewayResourceReader = (*projections.Model)(nil)
+var _ GatewayResourceReader = projections.Reader(nil)
 
 // registerGatewayResources adds the routes of integrations, providers, virtual keys and
 // configs. Base URLs are checked with StaticURLCheck; the gateway's egress guard, which also

@@ -23,15 +23,14 @@ import (
 	"github.com/causeway/causeway/projections"
 )
 
-// LogExportReader is what the export routes read. projections.Model implements it in memory
-// and on PostgreSQL; the routes find it on Admin.Read by type assertion, until ReadModel
-// includes it.
+// LogExportReader is what the export routes read: part of projections.Reader, which both read
+// models implement (in memory and on PostgreSQL).
 type LogExportReader interface {
 	LogExport(ctx context.Context, orgID, id string) (domain.LogExport, bool, error)
 	LogExports(ctx context.Context, f projections.LogExportFilter) ([]domain.LogExport, error)
 }
 
-var _ LogExportReader = (*projections.Model)(nil)
+var _ LogExportReader = projections.Reader(nil)
 
 // logExportBody is the create and update body of the reference: workspace_id, filters (the
 // GenerationsFilterSchema), requested_data, and the format and description.

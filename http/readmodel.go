@@ -9,6 +9,7 @@ import (
 	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/projections"
 	"github.com/causeway/causeway/projections/analytics"
+	"github.com/causeway/causeway/projections/memory"
 )
 
 // The admin API reads the control plane's state through ReadModel: the in-memory model in
@@ -33,7 +34,7 @@ type ReadModel interface {
 	projections.Reader
 }
 
-var _ ReadModel = (*projections.Model)(nil)
+var _ ReadModel = (*memory.Model)(nil)
 
 // AnalyticsStore is the request log store behind the analytics, logs and export routes:
 // analytics.SQLite in embedded mode, analytics.ClickHouse in server mode.

@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"context"
 	"encoding/json"
 	"sort"
 	"strings"
@@ -188,61 +187,4 @@ func (f AuditFilter) Keep(r *AuditRecord) bool {
 		eq(f.ResourceID, r.ResourceID) && eq(f.Action, r.Action) &&
 		eq(f.Method, r.Method) && (f.StatusCode == 0 || f.StatusCode == r.StatusCode) &&
 		eq(f.RequestID, r.RequestID) && eq(f.ClientIP, r.ClientIP)
-}
-
-// AuditLog returns every record f selects, in f's order, from memory.
-func (m *Model) AuditLog(f AuditFilter) []AuditRecord {
-	out, _, _ := m.AuditRecords(context.Background(), f, 0, 0)
-	return out
-}
-
-// AuditRecords returns the records f selects from the offset-th on, at most limit of them (0:
-// all), in f's order, and how many f selects in all.
-func (m *Model) AuditRecords(ctx context.Context, f AuditFilter, offset, limit int) ([]AuditRecord, int, error) {
-	if m.pg != nil {
-		return m.pg.auditRecords(ctx, f, offset, limit)
-	}
-	if f.ResourceType != "" {
-		f.ResourceType = AnsweredResourceType(f.ResourceType)
-	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	var picked []int
-	for i := range m.audit {
-		if f.Keep(&m.audit[i]) {
-			picked = append(picked, i)
-		}
-	}
-	if f.NewestFirst {
-		for i, j := 0, len(picked)-1; i < j; i, j = i+1, j-1 {
-			picked[i], picked[j] = picked[j], picked[i]
-		}
-	}
-	total := len(picked)
-	picked = picked[min(offset, total):]
-	if limit > 0 && len(picked) > limit {
-		picked = picked[:limit]
-	}
-	out := make([]AuditRecord, len(picked))
-	for i, at := range picked {
-		out[i] = m.audit[at]
-		out[i].ResourceType = AnsweredResourceType(out[i].ResourceType)
-	}
-	return out, total, nil
-}
-
-// AuditRecord returns one record by its event id.
-func (m *Model) AuditRecord(ctx context.Context, orgID, id string) (AuditRecord, bool, error) {
-	if m.pg != nil {
-		return m.pg.auditRecord(ctx, orgID, id)
-	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	for _, r := range m.audit {
-		if r.ID == id && r.OrganisationID == orgID {
-			r.ResourceType = AnsweredResourceType(r.ResourceType)
-			return r, true, nil
-		}
-	}
-	return AuditRecord{}, false, nil
 }

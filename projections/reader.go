@@ -62,8 +62,6 @@ type Reader interface {
 	AuditRecord(ctx context.Context, orgID, id string) (AuditRecord, bool, error)
 }
 
-var _ ReadModel = (*Model)(nil)
-
 // ReadModel is a read model as a process runs it: a Reader that the runner feeds
 // (Projection), and that a write waits on for read-your-writes.
 type ReadModel interface {

@@ -21,6 +21,7 @@ import (
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/eventstore/sqlite"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
 )
 
 // OpenFunc returns an empty read model to test.
@@ -203,7 +204,7 @@ func Run(t *testing.T, open OpenFunc) {
 	const n = 12
 	ctx := context.Background()
 	store := Load(t, History(n, t0))
-	want := projections.NewMemory(reg)
+	want := memory.New(reg)
 	Project(t, store, want)
 	got := open(t, reg)
 	Project(t, store, got)

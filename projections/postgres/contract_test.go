@@ -1,4 +1,4 @@
-package projections_test
+package postgres_test
 
 import (
 	"context"
@@ -21,19 +21,16 @@ import (
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/migrations/migrationstest"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/postgres"
 	"github.com/causeway/causeway/projections/projectionstest"
 )
 
-func TestReadModelContractMemory(t *testing.T) {
-	projectionstest.Run(t, func(t *testing.T, reg *domain.Registry) projections.ReadModel { return projections.NewMemory(reg) })
-}
-
-func openPostgres(t *testing.T, reg *domain.Registry) (*projections.Model, *pgxpool.Pool) {
+func openPostgres(t *testing.T, reg *domain.Registry) (*postgres.Model, *pgxpool.Pool) {
 	t.Helper()
 	pool, err := pgxpool.New(context.Background(), migrationstest.PostgresURL(t))
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	m, err := projections.NewPostgres(context.Background(), pool, reg, "postgres")
+	m, err := postgres.New(context.Background(), pool, reg, "postgres")
 	require.NoError(t, err)
 	return m, pool
 }
@@ -54,7 +51,7 @@ func TestPostgresFaultBetweenRowsAndCheckpointRollsBothBack(t *testing.T) {
 	batch, err := store.ReadAll(context.Background(), eventstore.Start, 1000)
 	require.NoError(t, err)
 
-	projections.SetBeforeCheckpoint(m, func() error { return errors.New("injected fault") })
+	postgres.SetBeforeCheckpoint(m, func() error { return errors.New("injected fault") })
 	err = m.ApplyBatch(context.Background(), eventstore.Start, batch)
 	require.ErrorContains(t, err, "injected fault")
 	var docs, audit int
@@ -64,7 +61,7 @@ func TestPostgresFaultBetweenRowsAndCheckpointRollsBothBack(t *testing.T) {
 	assert.Zero(t, audit)
 	assert.Equal(t, eventstore.Start, m.Position(), "and no checkpoint")
 
-	projections.SetBeforeCheckpoint(m, nil)
+	postgres.SetBeforeCheckpoint(m, nil)
 	require.NoError(t, m.ApplyBatch(context.Background(), eventstore.Start, batch))
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM rm_audit`).Scan(&audit))
 	assert.Equal(t, len(batch), audit)
@@ -162,11 +159,11 @@ func TestTwoRunnersOfOneProjection(t *testing.T) {
 	reg := domain.NewRegistry()
 	store := projectionstest.Load(t, projectionstest.History(150, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)))
 	url := migrationstest.PostgresURL(t)
-	open := func() *projections.Model {
+	open := func() *postgres.Model {
 		pool, err := pgxpool.New(context.Background(), url)
 		require.NoError(t, err)
 		t.Cleanup(pool.Close)
-		m, err := projections.NewPostgres(context.Background(), pool, reg, "postgres")
+		m, err := postgres.New(context.Background(), pool, reg, "postgres")
 		require.NoError(t, err)
 		return m
 	}

@@ -1,4 +1,4 @@
-package projections
+package memory
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 )
 
 func TestModelPricingOverrideQueries(t *testing.T) {
-	m := NewMemory(domain.NewRegistry())
+	m := New(domain.NewRegistry())
 	prices := domain.ModelPrices{RequestToken: &domain.TokenPrice{Price: 0.0002}}
 	set := func(pos int, org, ws, provider, model string) string {
 		id := domain.ModelPricingOverrideID(org, ws, provider, model)

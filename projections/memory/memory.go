@@ -1,63 +1,62 @@
-package projections
+package memory
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/projections"
 )
 
-// Model is a read model of the control plane: every aggregate folded from its events by the
-// domain's own Apply (see fold), indexed for the admin API's reads, and the audit log with each
-// change's before and after. One set of queries serves both backends:
-//
-//   - in memory (NewMemory): the embedded mode's read model, rebuilt at every start, and in
-//     every serving process the routing tables that authentication reads without I/O;
-//   - PostgreSQL (NewPostgres): the server mode's read model, shared by every process.
+// Model is the in-memory read model of the control plane: every aggregate folded from its
+// events by projections.Fold (the domain's own Apply), answered by the shared
+// projections.Queries, and the audit log with each change's before and after. It is the
+// embedded mode's read model, rebuilt at every start, and in every serving process the
+// routing tables that authentication and the gateway read without I/O (OnFold feeds the
+// gateway's index). Its reads never fail.
 type Model struct {
-	Queries
+	projections.Queries
 
 	reg  *domain.Registry
 	name string
 
-	// The in-memory backend.
 	mu        sync.RWMutex
 	position  eventstore.Position
 	advanced  chan struct{} // closed and replaced whenever position moves
 	byPrefix  map[string]map[string]domain.Aggregate
 	keyIDs    map[string]string // key hash (current or previous) → key id
-	audit     []AuditRecord
+	audit     []projections.AuditRecord
 	keepAudit bool
 	failed    error
 	onFold    func(domain.Aggregate, uint64)
 	// idempotency: actor id + "\x00" + idempotency key → the first request that used it.
 	idempotency map[string]IdempotentRequest
-
-	// The PostgreSQL backend; nil in memory.
-	pg *pgBackend
 }
 
-// MemoryOptions shape an in-memory model.
-type MemoryOptions struct {
+var _ projections.ReadModel = (*Model)(nil)
+
+// Options shape an in-memory model.
+type Options struct {
 	// NoAudit leaves the audit log out: routing tables in server mode, where PostgreSQL keeps
 	// it, need only the state.
 	NoAudit bool
 	// OnFold is told of every aggregate an event changed, in event order, with its version
-	// (the number of events its stream holds, so 1 after its first); it runs under the model's lock and must copy what it keeps (the
-	// gateway's routing index, gateway.Index.Put).
+	// (the number of events its stream holds, so 1 after its first); it runs under the model's
+	// lock and must copy what it keeps (the gateway's routing index, gateway.Index.Put).
 	OnFold func(agg domain.Aggregate, revision uint64)
 }
 
-// NewMemory returns an empty in-memory read model.
-func NewMemory(reg *domain.Registry, opts ...MemoryOptions) *Model {
+// New returns an empty in-memory read model.
+func New(reg *domain.Registry, opts ...Options) *Model {
 	m := &Model{reg: reg, name: "memory", advanced: make(chan struct{}), byPrefix: map[string]map[string]domain.Aggregate{},
 		keyIDs: map[string]string{}, keepAudit: true}
 	for _, o := range opts {
 		m.keepAudit, m.onFold = !o.NoAudit, o.OnFold
 	}
-	m.Queries = Queries{Docs: m}
+	m.Queries = projections.Queries{Docs: m}
 	return m
 }
 
@@ -72,12 +71,12 @@ func (m *Model) Apply(rec eventstore.RecordedEvent) error {
 	if rec.Position <= m.position {
 		return nil
 	}
-	prefix, id := splitStream(rec.Stream)
+	prefix, id := projections.SplitStream(rec.Stream)
 	current, known := m.byPrefix[prefix][id]
 	if !known {
 		current = nil
 	}
-	agg, audit, err := fold(m.reg, current, rec)
+	agg, audit, err := projections.Fold(m.reg, current, rec)
 	if err != nil {
 		return err
 	}
@@ -116,10 +115,6 @@ func (m *Model) indexKey(k *domain.APIKey) {
 
 // Position is the position of the last event folded in.
 func (m *Model) Position() eventstore.Position {
-	if m.pg != nil {
-		pos, _ := m.pg.checkpoint(context.Background())
-		return pos
-	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.position
@@ -128,9 +123,6 @@ func (m *Model) Position() eventstore.Position {
 // WaitFor returns once the model has folded in the event at pos, or ctx ends: the
 // read-your-writes wait of every admin write.
 func (m *Model) WaitFor(ctx context.Context, pos eventstore.Position) error {
-	if m.pg != nil {
-		return m.pg.waitFor(ctx, pos)
-	}
 	for {
 		m.mu.RLock()
 		reached, advanced, failed := m.position >= pos, m.advanced, m.failed
@@ -156,8 +148,24 @@ func (m *Model) Failed() error {
 	return m.failed
 }
 
-// fail stops the model: waiting writes are told, health reports it.
-func (m *Model) fail(err error) {
+// Checkpoint is the model's position (projections.Projection).
+func (m *Model) Checkpoint(context.Context) (eventstore.Position, error) { return m.Position(), nil }
+
+// ApplyBatch folds a batch into the model event by event (projections.Projection).
+func (m *Model) ApplyBatch(_ context.Context, from eventstore.Position, batch []eventstore.RecordedEvent) error {
+	if m.Position() != from {
+		return projections.ErrCheckpointMoved
+	}
+	for _, rec := range batch {
+		if err := m.Apply(rec); err != nil {
+			return fmt.Errorf("event %s at position %d (%s): %w", rec.ID, rec.Position, rec.Type, err)
+		}
+	}
+	return nil
+}
+
+// Fail stops the model (projections.Failer): waiting writes are told, health reports it.
+func (m *Model) Fail(err error) {
 	m.mu.Lock()
 	m.failed = err
 	close(m.advanced)
@@ -165,12 +173,9 @@ func (m *Model) fail(err error) {
 	m.mu.Unlock()
 }
 
-// View calls fn with the aggregate of prefix and id, if there is one (Documents). In memory fn
-// runs under the read lock and must copy what it keeps; from PostgreSQL the aggregate is fresh.
-func (m *Model) View(ctx context.Context, prefix, id string, fn func(domain.Aggregate)) (bool, error) {
-	if m.pg != nil {
-		return m.pg.view(ctx, prefix, id, fn)
-	}
+// View calls fn with the aggregate of prefix and id, if there is one (projections.Documents).
+// fn runs under the read lock and must copy what it keeps.
+func (m *Model) View(_ context.Context, prefix, id string, fn func(domain.Aggregate)) (bool, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	agg, ok := m.byPrefix[prefix][id]
@@ -188,11 +193,8 @@ func (m *Model) none(prefix string) bool {
 	return len(m.byPrefix[prefix]) == 0
 }
 
-// Scan calls fn with every aggregate of prefix, on the same terms as View (Documents).
-func (m *Model) Scan(ctx context.Context, prefix string, fn func(domain.Aggregate)) error {
-	if m.pg != nil {
-		return m.pg.scan(ctx, prefix, fn)
-	}
+// Scan calls fn with every aggregate of prefix, on the same terms as View.
+func (m *Model) Scan(_ context.Context, prefix string, fn func(domain.Aggregate)) error {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	for _, agg := range m.byPrefix[prefix] {
@@ -258,11 +260,62 @@ func (m *Model) Overrides() PricingOverrides { return PricingOverrides{m: m} }
 type PricingOverrides struct{ m *Model }
 
 // ModelPricingOverride returns the override in force for provider's model in a workspace
-// (Queries.ModelPricingOverride), at no cost when no override was ever set.
+// (projections.Queries.ModelPricingOverride), at no cost when no override was ever set.
 func (o PricingOverrides) ModelPricingOverride(orgID, workspaceID, provider, model string) (domain.ModelPricingOverride, bool) {
 	if o.m.none(domain.ModelPricingPrefix) {
 		return domain.ModelPricingOverride{}, false
 	}
 	p, ok, _ := o.m.Queries.ModelPricingOverride(context.Background(), orgID, workspaceID, provider, model)
 	return p, ok
+}
+
+// AuditLog returns every record f selects, in f's order.
+func (m *Model) AuditLog(f projections.AuditFilter) []projections.AuditRecord {
+	out, _, _ := m.AuditRecords(context.Background(), f, 0, 0)
+	return out
+}
+
+// AuditRecords returns the records f selects from the offset-th on, at most limit of them (0:
+// all), in f's order, and how many f selects in all.
+func (m *Model) AuditRecords(_ context.Context, f projections.AuditFilter, offset, limit int) ([]projections.AuditRecord, int, error) {
+	if f.ResourceType != "" {
+		f.ResourceType = projections.AnsweredResourceType(f.ResourceType)
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var picked []int
+	for i := range m.audit {
+		if f.Keep(&m.audit[i]) {
+			picked = append(picked, i)
+		}
+	}
+	if f.NewestFirst {
+		for i, j := 0, len(picked)-1; i < j; i, j = i+1, j-1 {
+			picked[i], picked[j] = picked[j], picked[i]
+		}
+	}
+	total := len(picked)
+	picked = picked[min(offset, total):]
+	if limit > 0 && len(picked) > limit {
+		picked = picked[:limit]
+	}
+	out := make([]projections.AuditRecord, len(picked))
+	for i, at := range picked {
+		out[i] = m.audit[at]
+		out[i].ResourceType = projections.AnsweredResourceType(out[i].ResourceType)
+	}
+	return out, total, nil
+}
+
+// AuditRecord returns one record by its event id.
+func (m *Model) AuditRecord(_ context.Context, orgID, id string) (projections.AuditRecord, bool, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, r := range m.audit {
+		if r.ID == id && r.OrganisationID == orgID {
+			r.ResourceType = projections.AnsweredResourceType(r.ResourceType)
+			return r, true, nil
+		}
+	}
+	return projections.AuditRecord{}, false, nil
 }

@@ -1,4 +1,4 @@
-package projections_test
+package memory_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
 	"github.com/causeway/causeway/projections/projectionstest"
 )
 
@@ -105,24 +106,24 @@ func TestAsOfFoldsEachStreamUpToTheInstant(t *testing.T) {
 			last[e.Stream] = e.Revision
 		}
 	}
-	want := projections.NewMemory(reg)
+	want := memory.New(reg)
 	for _, e := range es {
 		if rev, ok := last[e.Stream]; ok && e.Revision <= rev {
 			require.NoError(t, want.Apply(e))
 		}
 	}
-	got, since, err := projections.AsOf(context.Background(), es, reg, at)
+	got, since, err := memory.AsOf(context.Background(), es, reg, at)
 	require.NoError(t, err)
 	assert.Equal(t, lists(t, want), lists(t, got))
 	assert.Equal(t, base.Add(time.Duration(half)*time.Second), since, "the last event recorded by the instant")
 
 	// After the last event, the past is the present.
-	live := projections.NewMemory(reg)
+	live := memory.New(reg)
 	projectionstest.Project(t, store, live)
-	now, _, err := projections.AsOf(context.Background(), store, reg, time.Now().Add(time.Hour))
+	now, _, err := memory.AsOf(context.Background(), store, reg, time.Now().Add(time.Hour))
 	require.NoError(t, err)
 	assert.Equal(t, lists(t, live), lists(t, now))
-	before, since, err := projections.AsOf(context.Background(), store, reg, time.Now().Add(-time.Hour))
+	before, since, err := memory.AsOf(context.Background(), store, reg, time.Now().Add(-time.Hour))
 	require.NoError(t, err)
 	assert.True(t, since.IsZero())
 	assert.Equal(t, "[]", lists(t, before)["workspaces"], "before the first event, nothing")

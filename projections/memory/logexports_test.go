@@ -1,4 +1,4 @@
-package projections
+package memory
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/projections"
 )
 
 // Exports are listed per organisation and workspace, newest first; the worker's queue holds
 // the started and unfinished ones of every organisation, oldest start first.
 func TestLogExportQueries(t *testing.T) {
-	m := NewMemory(domain.NewRegistry())
+	m := New(domain.NewRegistry())
 	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	pos := 0
 	apply := func(id string, ev domain.Event) {
@@ -40,8 +41,8 @@ func TestLogExportQueries(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, []string{"d", "b", "a"}, ids(m.LogExports(ctx, LogExportFilter{OrganisationID: "org"})))
-	assert.Equal(t, []string{"d", "a"}, ids(m.LogExports(ctx, LogExportFilter{OrganisationID: "org", WorkspaceIDs: map[string]bool{"ws-1": true}})))
+	assert.Equal(t, []string{"d", "b", "a"}, ids(m.LogExports(ctx, projections.LogExportFilter{OrganisationID: "org"})))
+	assert.Equal(t, []string{"d", "a"}, ids(m.LogExports(ctx, projections.LogExportFilter{OrganisationID: "org", WorkspaceIDs: map[string]bool{"ws-1": true}})))
 	assert.Equal(t, []string{"d", "c"}, ids(m.LogExportsInProgress(ctx)))
 
 	x, ok, err := m.LogExport(ctx, "org", "b")
