@@ -4,19 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
 
-	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/projections"
 	"github.com/causeway/causeway/projections/memory"
+	"github.com/causeway/causeway/queries"
 )
 
 // Audit time travel: every control-plane resource can be read as it was at an instant
@@ -100,11 +99,11 @@ func asOf[A any, P aggregate[A]](a *Admin, w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return 0, nil, err
 	}
-	agg, last, ok, err := commands.LoadAsOfEvent(r.Context(), a.Deps, domain.Stream(t.prefix, id), func() P { return P(new(A)) }, at)
+	agg, last, ok, err := queries.LoadAsOfEvent(r.Context(), a.reads(), domain.Stream(t.prefix, id), func() P { return P(new(A)) }, at)
 	if err != nil {
 		return 0, nil, err
 	}
-	if ok && organisationOf(agg) != actor.OrganisationID {
+	if ok && queries.OrganisationOf(agg) != actor.OrganisationID {
 		return 0, nil, domain.Errorf(domain.CodeNotFound, "%s %s not found", t.noun, id)
 	}
 	if !ok || !t.exists(agg) {
@@ -116,39 +115,6 @@ func asOf[A any, P aggregate[A]](a *Admin, w http.ResponseWriter, r *http.Reques
 	}
 	w.Header().Set(AsOfHeader, last.RecordedAt.UTC().Format(time.RFC3339Nano))
 	return http.StatusOK, body, nil
-}
-
-// organisationOf is the organisation a resource belongs to ("" for none).
-func organisationOf(agg domain.Aggregate) string {
-	switch v := agg.(type) {
-	case *domain.Organisation:
-		return v.ID
-	case *domain.Workspace:
-		return v.OrganisationID
-	case *domain.User:
-		return v.OrganisationID
-	case *domain.Invite:
-		return v.OrganisationID
-	case *domain.APIKey:
-		return v.OrganisationID
-	case *domain.RateLimitPolicy:
-		return v.OrganisationID
-	case *domain.UsageLimitPolicy:
-		return v.OrganisationID
-	case *domain.Notification:
-		return v.OrganisationID
-	case *domain.Integration:
-		return v.OrganisationID
-	case *domain.Provider:
-		return v.OrganisationID
-	case *domain.SavedConfig:
-		return v.OrganisationID
-	case *domain.ModelPricingOverride:
-		return v.OrganisationID
-	case *domain.LogExport:
-		return v.OrganisationID
-	}
-	return ""
 }
 
 // pathID adapts a normal read's id parser to asOfTarget.id.
@@ -230,26 +196,13 @@ var workspaceAsOf = asOfTarget[domain.Workspace, *domain.Workspace]{
 	},
 }
 
-// workspaceMembersAsOf lists a workspace's members as they were at the instant, each user as
-// they were then, in the order the read model lists them.
+// workspaceMembersAsOf renders a workspace's members as they were at the instant
+// (queries.WorkspaceMembersAsOf).
 func (a *Admin) workspaceMembersAsOf(ctx context.Context, ws domain.Workspace, at time.Time) ([]workspaceMemberAnswer, error) {
-	members := make([]projections.WorkspaceMember, 0, len(ws.Members))
-	for id, role := range ws.Members {
-		u, _, ok, err := commands.LoadAsOf(ctx, a.Deps, domain.Stream(domain.UserPrefix, id), func() *domain.User { return &domain.User{} }, at)
-		if err != nil {
-			return nil, err
-		}
-		if !ok || !u.Exists() || u.OrganisationID != ws.OrganisationID {
-			continue
-		}
-		members = append(members, projections.WorkspaceMember{User: *u, Role: role, CreatedAt: ws.MemberSince[id], LastUpdatedAt: ws.MemberChanged[id]})
+	members, err := a.reads().WorkspaceMembersAsOf(ctx, ws, at)
+	if err != nil {
+		return nil, err
 	}
-	sort.Slice(members, func(i, j int) bool {
-		if !members[i].CreatedAt.Equal(members[j].CreatedAt) {
-			return members[i].CreatedAt.Before(members[j].CreatedAt)
-		}
-		return members[i].User.ID < members[j].User.ID
-	})
 	out := make([]workspaceMemberAnswer, 0, len(members))
 	for _, m := range members {
 		out = append(out, workspaceMemberView(ws.ID, m))
@@ -263,32 +216,9 @@ var userAsOf = asOfTarget[domain.User, *domain.User]{
 	id:        pathID(userID),
 	exists:    (*domain.User).Exists,
 	view: func(a *Admin, r *http.Request, u domain.User, at time.Time) (any, error) {
-		ids, err := a.memberWorkspacesAsOf(r.Context(), u, at)
+		ids, err := a.reads().MemberWorkspacesAsOf(r.Context(), u, at)
 		return userView(u, ids), err
 	},
-}
-
-// memberWorkspacesAsOf is the user's workspaces at the instant. Memberships live in the
-// workspace streams, so every workspace of the organisation is folded to the instant;
-// workspaces are archived, never removed, so the read model lists every one there was.
-func (a *Admin) memberWorkspacesAsOf(ctx context.Context, u domain.User, at time.Time) ([]string, error) {
-	out := []string{}
-	all, err := a.Read.Workspaces(ctx, projections.WorkspaceFilter{OrganisationID: u.OrganisationID,
-		Statuses: map[string]bool{domain.StatusActive: true, domain.StatusArchived: true}})
-	if err != nil {
-		return nil, err
-	}
-	for _, ws := range all {
-		past, _, ok, err := commands.LoadAsOf(ctx, a.Deps, domain.Stream(domain.WorkspacePrefix, ws.ID), func() *domain.Workspace { return &domain.Workspace{} }, at)
-		if err != nil {
-			return nil, err
-		}
-		if _, member := past.Members[u.ID]; ok && member {
-			out = append(out, ws.ID)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
 }
 
 var inviteAsOf = asOfTarget[domain.Invite, *domain.Invite]{
@@ -355,42 +285,6 @@ func organisationAsOf(view func(domain.Organisation) organisationSettingsAnswer)
 	}
 }
 
-// historyID is the stream id of the resource a history path names: its id, or the slug by
-// which the API names workspaces, integrations, configs and (when one workspace has it)
-// managed providers. Slugs never change, so today's slug names the same resource in the past.
-func (a *Admin) historyID(ctx context.Context, orgID, prefix, ref string) (string, error) {
-	if isUUID(ref) {
-		return ref, nil
-	}
-	switch prefix {
-	case domain.WorkspacePrefix:
-		ws, ok, err := a.Read.WorkspaceBySlug(ctx, orgID, ref)
-		if ok {
-			return ws.ID, err
-		}
-		return ref, err
-	case domain.IntegrationPrefix:
-		i, ok, err := a.Read.IntegrationBySlug(ctx, orgID, ref)
-		if ok {
-			return i.ID, err
-		}
-		return ref, err
-	case domain.SavedConfigPrefix:
-		c, ok, err := a.Read.SavedConfig(ctx, orgID, ref)
-		if ok {
-			return c.ID, err
-		}
-		return ref, err
-	case domain.ProviderPrefix:
-		ps, err := a.Read.ManagedProvidersBySlug(ctx, orgID, strings.TrimPrefix(ref, "@"))
-		if len(ps) == 1 {
-			return ps[0].ID, err
-		}
-		return ref, err
-	}
-	return ref, nil
-}
-
 // historyEntry is one event of a resource's history: what happened, who did it and from
 // where, and the resource's state before and after (null before its first event).
 type historyEntry struct {
@@ -442,7 +336,7 @@ func (a *Admin) registerAuditHistory(r *mux.Router) {
 			}
 			cut = &at
 		}
-		id, err := a.historyID(r.Context(), actor.OrganisationID, prefix, id)
+		id, err := a.reads().HistoryID(r.Context(), actor.OrganisationID, prefix, id, isUUID)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -452,12 +346,12 @@ func (a *Admin) registerAuditHistory(r *mux.Router) {
 			return 0, nil, err
 		}
 		from := win.CurrentPage * win.PageSize
-		changes, final, err := commands.History(r.Context(), a.Deps, domain.Stream(prefix, id),
+		changes, final, err := a.reads().History(r.Context(), domain.Stream(prefix, id),
 			func(i int) bool { return i >= from && i < from+win.PageSize })
 		if err != nil {
 			return 0, nil, err
 		}
-		if final == nil || organisationOf(final) != actor.OrganisationID {
+		if final == nil || queries.OrganisationOf(final) != actor.OrganisationID {
 			return 0, nil, domain.Errorf(domain.CodeNotFound, "%s %s not found", noun, id)
 		}
 		if cut != nil {
@@ -486,7 +380,7 @@ func (a *Admin) registerAuditHistory(r *mux.Router) {
 }
 
 // Lists as of an instant. A list's filters, authorisation and views are its normal read's; as
-// of an instant they run against the read model as it was then (memory.AsOf), served by
+// of an instant they run against the read model as it was then (queries.PastModel), served by
 // a router of its own whose admin reads that model, and which authenticates and waits on the
 // live one. The reads that answer as_of themselves (single resources, the audit log, history,
 // request logs and analytics) are left to do so.
@@ -569,14 +463,13 @@ func (a *Admin) pastReads(next http.Handler) http.Handler {
 			WriteError(w, r, a.Log, err)
 			return
 		}
-		store, ok := a.Deps.Store.(memory.PastReader)
-		if !ok {
-			WriteError(w, r, a.Log, domain.Invalid(asOfParam, "as_of is not supported on lists here: the event store cannot be read whole"))
-			return
-		}
-		past, since, err := memory.AsOf(r.Context(), store, a.Deps.Registry, at)
+		past, since, ok, err := a.reads().PastModel(r.Context(), at)
 		if err != nil {
 			WriteError(w, r, a.Log, err)
+			return
+		}
+		if !ok {
+			WriteError(w, r, a.Log, domain.Invalid(asOfParam, "as_of is not supported on lists here: the event store cannot be read whole"))
 			return
 		}
 		if !since.IsZero() {

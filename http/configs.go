@@ -11,6 +11,7 @@ import (
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/queries"
 )
 
 // Saved configs answer in the reference's shapes ({"success": true, "data": ...}); lists also
@@ -140,7 +141,7 @@ func (a *Admin) savedConfigAsOf(w http.ResponseWriter, r *http.Request, read Gat
 	return gatewayAsOf(a, w, r, "config", domain.SavedConfigPrefix, id,
 		func(c *domain.SavedConfig) string { return c.OrganisationID }, (*domain.SavedConfig).Exists,
 		func(c domain.SavedConfig, at time.Time) (any, error) {
-			def, _, _, err := commands.LoadAsOf(r.Context(), a.Deps, domain.Stream(domain.ConfigDefaultPrefix, c.WorkspaceID),
+			def, _, _, err := queries.LoadAsOf(r.Context(), a.reads(), domain.Stream(domain.ConfigDefaultPrefix, c.WorkspaceID),
 				func() *domain.ConfigDefault { return &domain.ConfigDefault{} }, at)
 			if err != nil {
 				return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/queries"
 )
 
 // GatewayResourceReader is what the gateway's admin resources read: integrations, managed
@@ -179,19 +180,9 @@ func integrationWorkspacesView(i domain.Integration, actor domain.Actor) map[str
 	return map[string]any{"object": "list", "total": len(out), "workspaces": out}
 }
 
-// canSeeIntegration: organisation admins see every integration, others those that serve a
-// workspace they reach.
+// canSeeIntegration is the read side's (queries.CanSeeIntegration).
 func canSeeIntegration(actor domain.Actor, i domain.Integration) bool {
-	v := visibleWorkspaces(actor)
-	if v == nil {
-		return true
-	}
-	for ws, access := range i.Workspaces {
-		if access.Enabled && v[ws] {
-			return true
-		}
-	}
-	return false
+	return queries.CanSeeIntegration(actor, i)
 }
 
 // tagFilter reads ?tags=key:value[,key:value] (the parameter may repeat): every pair must
@@ -441,7 +432,7 @@ func gatewayAsOf[A any, P aggregate[A]](a *Admin, w http.ResponseWriter, r *http
 	if err != nil {
 		return 0, nil, err
 	}
-	agg, last, ok, err := commands.LoadAsOfEvent(r.Context(), a.Deps, domain.Stream(prefix, id), func() P { return P(new(A)) }, at)
+	agg, last, ok, err := queries.LoadAsOfEvent(r.Context(), a.reads(), domain.Stream(prefix, id), func() P { return P(new(A)) }, at)
 	if err != nil {
 		return 0, nil, err
 	}

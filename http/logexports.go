@@ -180,7 +180,7 @@ func (a *Admin) registerLogExports(r *mux.Router) {
 		if ws == "" {
 			ws = actor.WorkspaceID
 		}
-		_, only, err := a.ownLogsOnly(r.Context(), actor, []string{ws})
+		_, only, err := a.reads().OwnKeysOnly(r.Context(), actor, []string{ws})
 		if err != nil {
 			return 0, nil, err
 		}

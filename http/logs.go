@@ -206,7 +206,7 @@ func (a *Admin) getLog(w http.ResponseWriter, r *http.Request) (int, any, error)
 	if !ok || rec.OrganisationID != actor.OrganisationID || !canSee(actor, rec.WorkspaceID) || rec.StartedAt.Before(a.retentionFloor(logView)) {
 		return 0, nil, domain.Errorf(domain.CodeNotFound, "log %s not found", id)
 	}
-	own, only, err := a.ownLogsOnly(r.Context(), actor, []string{rec.WorkspaceID})
+	own, only, err := a.reads().OwnKeysOnly(r.Context(), actor, []string{rec.WorkspaceID})
 	if err != nil {
 		return 0, nil, err
 	}

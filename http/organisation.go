@@ -11,6 +11,7 @@ import (
 
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/queries"
 )
 
 // organisationSettingsBody changes some security settings and the session TTL; what is not
@@ -68,12 +69,9 @@ type workspaceSettingsAnswer struct {
 	Effective        domain.SecuritySettings  `json:"effective"`
 }
 
-// requireOrgSettingsReader: organisation settings are for organisation keys only (5.2), reads too.
+// requireOrgSettingsReader is the read side's (queries.RequireOrgSettingsReader).
 func requireOrgSettingsReader(a domain.Actor, scope string) error {
-	if a.Kind == domain.ActorAPIKey && a.KeyType != domain.KeyOrganisationService || !a.IsOrgAdmin() {
-		return domain.Errorf(domain.CodeForbidden, "organisation settings are read with an organisation admin key")
-	}
-	return requireScope(a, scope)
+	return queries.RequireOrgSettingsReader(a, scope)
 }
 
 func (a *Admin) registerOrganisation(r *mux.Router) {

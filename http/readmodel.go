@@ -10,6 +10,7 @@ import (
 	"github.com/causeway/causeway/projections"
 	"github.com/causeway/causeway/projections/analytics"
 	"github.com/causeway/causeway/projections/memory"
+	"github.com/causeway/causeway/queries"
 )
 
 // The admin API reads the control plane's state through ReadModel: the in-memory model in
@@ -35,6 +36,12 @@ type ReadModel interface {
 }
 
 var _ ReadModel = (*memory.Model)(nil)
+
+// reads is the read side's application layer over the admin API's read model and event
+// store: read authorisation, and reads of the past (package queries).
+func (a *Admin) reads() *queries.Queries {
+	return &queries.Queries{Read: a.Read, Events: a.Deps.Store, Registry: a.Deps.Registry}
+}
 
 // AnalyticsStore is the request log store behind the analytics, logs and export routes:
 // analytics.SQLite in embedded mode, analytics.ClickHouse in server mode.

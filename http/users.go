@@ -12,6 +12,7 @@ import (
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/queries"
 )
 
 // userAnswer is the reference's User: the organisation member and the workspaces they belong to.
@@ -48,19 +49,11 @@ type userBody struct {
 	LastName  *string `json:"last_name"`
 }
 
-// workspaceKeyActor reports whether the actor is a workspace API key, which acts within its
-// one workspace whoever holds it.
-func workspaceKeyActor(a domain.Actor) bool {
-	return a.Kind == domain.ActorAPIKey && a.KeyType != domain.KeyOrganisationService
-}
+// workspaceKeyActor, requireUserAdmin and canSeeInvite are the read side's
+// (queries.WorkspaceKeyActor, queries.RequireUserAdmin, queries.CanSeeInvite).
+func workspaceKeyActor(a domain.Actor) bool { return queries.WorkspaceKeyActor(a) }
 
-// requireUserAdmin: users are managed, and read, with an organisation admin key only (5.2).
-func requireUserAdmin(a domain.Actor, scope string) error {
-	if !a.IsOrgAdmin() || workspaceKeyActor(a) {
-		return domain.Errorf(domain.CodeForbidden, "only organisation owners and admins may manage users")
-	}
-	return requireScope(a, scope)
-}
+func requireUserAdmin(a domain.Actor, scope string) error { return queries.RequireUserAdmin(a, scope) }
 
 func userID(r *http.Request) (string, error) {
 	id := mux.Vars(r)["id"]
@@ -236,22 +229,7 @@ func (a *Admin) inviteLink(r *http.Request, token string) string {
 	return scheme + "://" + r.Host + BasePath + "/users/invites/accept?token=" + url.QueryEscape(token)
 }
 
-// canSeeInvite: organisation admins see every invite; a manager the invites into a workspace
-// they manage.
-func canSeeInvite(a domain.Actor, i domain.Invite) bool {
-	if a.IsOrgAdmin() && !workspaceKeyActor(a) {
-		return true
-	}
-	for _, w := range i.Workspaces {
-		if workspaceKeyActor(a) && w.WorkspaceID != a.WorkspaceID {
-			continue
-		}
-		if role, ok := a.WorkspaceRole(w.WorkspaceID); ok && (role == domain.RoleAdmin || role == domain.RoleManager) {
-			return true
-		}
-	}
-	return false
-}
+func canSeeInvite(a domain.Actor, i domain.Invite) bool { return queries.CanSeeInvite(a, i) }
 
 func inviteID(r *http.Request) (string, error) {
 	id := mux.Vars(r)["id"]

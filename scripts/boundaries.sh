@@ -20,6 +20,7 @@ read -r -d '' RULES <<TABLE || true
 imports ./domain/...  \.          domain/ imports only the standard library
 deps    ./eventstore ${drivers} the event store contract imports no database driver
 deps    ./gateway/... ^github\.com/causeway/causeway/(http|commands|projections)(/|$)|${drivers} the data plane reads only its declared interfaces: no HTTP layer, no commands, no projections, no database driver
+deps    ./queries/... ^github\.com/causeway/causeway/(gateway|analytics|http|commands|projections/analytics)(/|$)|${drivers} the read side's application layer reads the read models and the event store contract only: no data plane, no request-log wing, no HTTP layer, no commands, no database driver
 TABLE
 
 if [ $# -gt 0 ]; then
