@@ -6,5 +6,9 @@
 // layer authenticated. Cross-cutting concerns (logging, metrics, actor metadata) wrap handlers
 // as decorators.
 //
-// It imports domain/ and the eventstore contract, never a backend, HTTP or SQL.
+// The key and reset workers are here: time-driven commands of the system actor. The log export
+// worker, which also reads the request logs, is in workers/.
+//
+// It imports domain/ and the eventstore contract: never a backend, gateway/ (nor its provider
+// adapters), analytics/, http/ or a database driver (make lint checks it).
 package commands

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/domain"
-	"github.com/causeway/causeway/projections/analytics"
 	"github.com/causeway/causeway/queries"
 )
 

@@ -12,9 +12,9 @@
 //     one transaction.
 //
 // Every read takes a context and returns an error; a read that fails wraps ErrUnavailable and
-// is never "not found". The analytics sink (projections/analytics) batches request logs into
-// ClickHouse or SQLite.
+// is never "not found". Request logs are no projection (the event stream does not feed them):
+// they are the analytics/ wing's.
 //
-// It imports domain/ and the eventstore contract; never http/, commands/, queries/, gateway/
-// or a database driver (only projections/postgres imports pgx).
+// It imports domain/ and the eventstore contract; never http/, commands/, queries/, gateway/,
+// analytics/ or a database driver (only projections/postgres imports pgx).
 package projections
