@@ -174,14 +174,11 @@ func (a *Admin) groups(v trafficView, route groupRoute) handler {
 			item := groupItem(g, q.Columns)
 			item[key] = groupKey(q.GroupBy, g.Key)
 			if q.GroupBy == analytics.GroupWorkspace {
-				item["workspace_slug"] = ""
-				ws, ok, err := a.Read.Workspace(r.Context(), actor.OrganisationID, g.Key)
+				slug, err := a.reads().WorkspaceSlug(r.Context(), actor.OrganisationID, g.Key)
 				if err != nil {
 					return 0, nil, err
 				}
-				if ok {
-					item["workspace_slug"] = ws.Slug
-				}
+				item["workspace_slug"] = slug
 			}
 			data = append(data, item)
 		}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
-	"github.com/causeway/causeway/projections"
 	"github.com/causeway/causeway/queries"
 )
 
@@ -139,15 +138,9 @@ func (a *Admin) registerAPIKeys(r *mux.Router) {
 
 	r.Handle("/api-keys", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		actor := actorFrom(r.Context())
-		ws := r.URL.Query().Get("workspace_id")
-		if ws != "" && !canSee(actor, ws) {
-			return 0, nil, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", ws)
-		}
-		f := projections.KeyFilter{OrganisationID: actor.OrganisationID, WorkspaceID: ws,
-			Visible: func(k domain.APIKey) bool { return keyReadable(actor, k) == nil }}
 		now := a.Now()
 		var views []apiKeyAnswer
-		found, err := a.Read.APIKeys(r.Context(), f)
+		found, err := a.reads().APIKeys(r.Context(), actor, r.URL.Query().Get("workspace_id"))
 		if err != nil {
 			return 0, nil, err
 		}
@@ -166,15 +159,8 @@ func (a *Admin) registerAPIKeys(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		actor := actorFrom(r.Context())
-		k, ok, err := a.Read.APIKey(r.Context(), actor.OrganisationID, id)
+		k, err := a.reads().APIKey(r.Context(), actorFrom(r.Context()), id)
 		if err != nil {
-			return 0, nil, err
-		}
-		if !ok {
-			return 0, nil, domain.Errorf(domain.CodeNotFound, "api key %s not found", id)
-		}
-		if err := keyReadable(actor, k); err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, apiKeyView(k, a.Now()), nil

@@ -257,9 +257,7 @@ var notificationAsOf = asOfTarget[domain.Notification, *domain.Notification]{
 	},
 	exists: func(n *domain.Notification) bool { return n.ID != "" },
 	view: func(_ *Admin, r *http.Request, n domain.Notification, _ time.Time) (any, error) {
-		// As the read model's notification filter: outside the organisation admins, only
-		// notifications of a workspace the actor belongs to.
-		if v := visibleWorkspaces(actorFrom(r.Context())); v != nil && (n.WorkspaceID == "" || !v[n.WorkspaceID]) {
+		if !queries.CanSeeNotification(actorFrom(r.Context()), n) {
 			return nil, notFound("notification", n.ID)
 		}
 		return notificationView(n), nil

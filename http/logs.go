@@ -126,13 +126,9 @@ func (a *Admin) logView(ctx context.Context, rec analytics.LogRecord, withBodies
 		raw, _ := json.Marshal(rec.Metadata)
 		headers["x-gateway-metadata"] = string(raw)
 	}
-	slug := ""
-	ws, ok, err := a.Read.Workspace(ctx, rec.OrganisationID, rec.WorkspaceID)
+	slug, err := a.reads().WorkspaceSlug(ctx, rec.OrganisationID, rec.WorkspaceID)
 	if err != nil {
 		return logAnswer{}, err
-	}
-	if ok {
-		slug = ws.Slug
 	}
 	started, ended := rec.StartedAt.UTC().Truncate(time.Millisecond), rec.EndedAt.UTC().Truncate(time.Millisecond)
 	stream := 0

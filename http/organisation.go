@@ -85,14 +85,7 @@ func (a *Admin) registerOrganisation(r *mux.Router) {
 		if id, given := mux.Vars(r)["orgId"]; given && id != actor.OrganisationID {
 			return domain.Organisation{}, domain.Errorf(domain.CodeNotFound, "organisation %s not found", id)
 		}
-		o, ok, err := a.Read.Organisation(r.Context(), actor.OrganisationID)
-		if err != nil {
-			return domain.Organisation{}, err
-		}
-		if !ok {
-			return domain.Organisation{}, domain.Errorf(domain.CodeNotFound, "organisation %s not found", actor.OrganisationID)
-		}
-		return o, nil
+		return a.reads().Organisation(r.Context(), actor)
 	}
 	view := func(o domain.Organisation) organisationSettingsAnswer {
 		return organisationSettingsAnswer{Object: "organisation_settings", OrganisationID: o.ID, SecuritySettings: o.Security,
@@ -136,7 +129,7 @@ func (a *Admin) registerOrganisation(r *mux.Router) {
 	}
 
 	wsView := func(r *http.Request, ws domain.Workspace) (workspaceSettingsAnswer, error) {
-		effective, err := a.Read.EffectiveSecurity(r.Context(), ws.OrganisationID, ws.ID)
+		effective, err := a.reads().EffectiveSecurity(r.Context(), ws)
 		return workspaceSettingsAnswer{Object: "workspace_settings", WorkspaceID: ws.ID, SecuritySettings: ws.Security,
 			Effective: effective}, err
 	}

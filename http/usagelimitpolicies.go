@@ -143,15 +143,7 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 	}
 	// visiblePolicy reads a policy the actor may see, or answers 404 as if it did not exist.
 	visiblePolicy := func(r *http.Request, id string) (domain.UsageLimitPolicy, error) {
-		actor := actorFrom(r.Context())
-		p, ok, err := a.Read.UsageLimitPolicy(r.Context(), actor.OrganisationID, id)
-		if err != nil {
-			return domain.UsageLimitPolicy{}, err
-		}
-		if !ok || !canSee(actor, p.WorkspaceID) {
-			return domain.UsageLimitPolicy{}, domain.Errorf(domain.CodeNotFound, "usage limit policy %s not found", id)
-		}
-		return p, nil
+		return a.reads().UsageLimitPolicy(r.Context(), actorFrom(r.Context()), id)
 	}
 
 	r.Handle("/policies/usage-limits", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -182,7 +174,7 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 			return 0, nil, domain.Invalid("type", "type must be cost or tokens (got %q)", typ)
 		}
 		views := []usageLimitPolicyAnswer{}
-		found, err := a.Read.UsageLimitPolicies(r.Context(), f, typ)
+		found, err := a.reads().UsageLimitPolicies(r.Context(), actorFrom(r.Context()), f, typ)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -278,10 +270,7 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 				return 0, nil, err
 			}
 		}
-		if _, err := visiblePolicy(r, id); err != nil {
-			return 0, nil, err
-		}
-		entities, _, err := a.Read.UsageLimitPolicyEntities(r.Context(), actorFrom(r.Context()).OrganisationID, id, f)
+		entities, err := a.reads().UsageLimitPolicyEntities(r.Context(), actorFrom(r.Context()), id, f)
 		if err != nil {
 			return 0, nil, err
 		}

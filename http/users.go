@@ -38,7 +38,7 @@ func userView(u domain.User, workspaceIDs []string) userAnswer {
 
 // userView renders a user with the workspaces they are a member of now.
 func (a *Admin) userView(ctx context.Context, u domain.User) (userAnswer, error) {
-	ids, err := a.Read.MemberWorkspaceIDs(ctx, u.OrganisationID, u.ID)
+	ids, err := a.reads().MemberWorkspaceIDs(ctx, u)
 	return userView(u, ids), err
 }
 
@@ -85,7 +85,7 @@ func (a *Admin) registerUsers(r *mux.Router) {
 			}
 			f.Role = role
 		}
-		users, err := a.Read.Users(r.Context(), f)
+		users, err := a.reads().Users(r.Context(), actor, f)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -113,12 +113,9 @@ func (a *Admin) registerUsers(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		u, ok, err := a.Read.User(r.Context(), actor.OrganisationID, id)
+		u, err := a.reads().User(r.Context(), actor, id)
 		if err != nil {
 			return 0, nil, err
-		}
-		if !ok {
-			return 0, nil, domain.Errorf(domain.CodeNotFound, "user %s not found", id)
 		}
 		v, err := a.userView(r.Context(), u)
 		return http.StatusOK, v, err
@@ -301,8 +298,7 @@ func (a *Admin) registerInvites(r *mux.Router) {
 			return 0, nil, err
 		}
 		now := a.Now()
-		f := projections.InviteFilter{OrganisationID: actor.OrganisationID, Email: r.URL.Query().Get("email"),
-			Statuses: st, Now: now, Visible: func(i domain.Invite) bool { return canSeeInvite(actor, i) }}
+		f := projections.InviteFilter{Email: r.URL.Query().Get("email"), Statuses: st, Now: now}
 		if raw := r.URL.Query().Get("role"); raw != "" {
 			role, ok := domain.ParseOrgRole(raw)
 			if !ok || role == domain.RoleOwner {
@@ -310,7 +306,7 @@ func (a *Admin) registerInvites(r *mux.Router) {
 			}
 			f.Role = role
 		}
-		invites, err := a.Read.Invites(r.Context(), f)
+		invites, err := a.reads().Invites(r.Context(), actor, f)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -334,12 +330,9 @@ func (a *Admin) registerInvites(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		i, ok, err := a.Read.Invite(r.Context(), actor.OrganisationID, id)
+		i, err := a.reads().Invite(r.Context(), actor, id)
 		if err != nil {
 			return 0, nil, err
-		}
-		if !ok || !canSeeInvite(actor, i) {
-			return 0, nil, domain.Errorf(domain.CodeNotFound, "invite %s not found", id)
 		}
 		return http.StatusOK, inviteView(i, a.Now()), nil
 	})).Methods(http.MethodGet)

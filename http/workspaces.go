@@ -11,6 +11,7 @@ import (
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/queries"
 )
 
 // workspaceCreateBody is the create body of the reference plus the reset fields of 2.7.
@@ -164,8 +165,8 @@ func (a *Admin) registerWorkspaces(r *mux.Router) {
 			return 0, nil, domain.Errorf(domain.CodeForbidden, "only organisation owners and admins may list archived workspaces")
 		}
 		q := r.URL.Query()
-		found, err := a.Read.Workspaces(r.Context(), projections.WorkspaceFilter{OrganisationID: actor.OrganisationID,
-			Visible: visibleWorkspaces(actor), Statuses: st, NameContains: q.Get("name"), ExactName: q.Get("exact_name")})
+		found, err := a.reads().Workspaces(r.Context(), actor, queries.WorkspaceList{Statuses: st,
+			NameContains: q.Get("name"), ExactName: q.Get("exact_name")})
 		if err != nil {
 			return 0, nil, err
 		}
@@ -189,7 +190,7 @@ func (a *Admin) registerWorkspaces(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		members, err := a.Read.WorkspaceMembers(r.Context(), actor.OrganisationID, ws.ID)
+		members, err := a.reads().WorkspaceMembers(r.Context(), ws)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -267,31 +268,13 @@ func (a *Admin) answerWorkspace(w http.ResponseWriter, r *http.Request, res comm
 // reference's clients use both), in the actor's organisation. Writes check access in their
 // command; reads use visibleWorkspace.
 func (a *Admin) pathWorkspace(r *http.Request) (domain.Workspace, error) {
-	ref := mux.Vars(r)["id"]
-	org := actorFrom(r.Context()).OrganisationID
-	ws, ok, err := a.Read.Workspace(r.Context(), org, ref)
-	if err == nil && !ok {
-		ws, ok, err = a.Read.WorkspaceBySlug(r.Context(), org, ref)
-	}
-	if err != nil {
-		return domain.Workspace{}, err
-	}
-	if !ok {
-		return domain.Workspace{}, domain.Errorf(domain.CodeNotFound, "workspace %s not found", ref)
-	}
-	return ws, nil
+	return a.reads().WorkspaceByRef(r.Context(), actorFrom(r.Context()).OrganisationID, mux.Vars(r)["id"])
 }
 
-// visibleWorkspace is pathWorkspace for reads: a workspace the actor cannot see is not found.
+// visibleWorkspace is pathWorkspace for reads: a workspace the actor cannot see is not found
+// (queries.VisibleWorkspace).
 func (a *Admin) visibleWorkspace(r *http.Request) (domain.Workspace, error) {
-	ws, err := a.pathWorkspace(r)
-	if err != nil {
-		return ws, err
-	}
-	if !canSee(actorFrom(r.Context()), ws.ID) {
-		return domain.Workspace{}, domain.Errorf(domain.CodeNotFound, "workspace %s not found", mux.Vars(r)["id"])
-	}
-	return ws, nil
+	return a.reads().VisibleWorkspace(r.Context(), actorFrom(r.Context()), mux.Vars(r)["id"])
 }
 
 func (a *Admin) registerWorkspaceMembers(r *mux.Router) {
@@ -350,7 +333,7 @@ func (a *Admin) registerWorkspaceMembers(r *mux.Router) {
 			}
 		}
 		email := strings.TrimSpace(q.Get("email"))
-		members, err := a.Read.WorkspaceMembers(r.Context(), actor.OrganisationID, ws.ID)
+		members, err := a.reads().WorkspaceMembers(r.Context(), ws)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -366,16 +349,11 @@ func (a *Admin) registerWorkspaceMembers(r *mux.Router) {
 
 	member := func(r *http.Request, ws domain.Workspace) (workspaceMemberAnswer, error) {
 		userID := mux.Vars(r)["userId"]
-		members, err := a.Read.WorkspaceMembers(r.Context(), ws.OrganisationID, ws.ID)
+		m, err := a.reads().WorkspaceMember(r.Context(), ws, userID)
 		if err != nil {
 			return workspaceMemberAnswer{}, err
 		}
-		for _, m := range members {
-			if m.User.ID == userID {
-				return workspaceMemberView(ws.ID, m), nil
-			}
-		}
-		return workspaceMemberAnswer{}, domain.Errorf(domain.CodeNotFound, "user %s is not a member of workspace %s", userID, ws.ID)
+		return workspaceMemberView(ws.ID, m), nil
 	}
 
 	r.Handle("/workspaces/{id}/users/{userId}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
