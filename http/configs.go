@@ -10,7 +10,6 @@ import (
 
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
-	"github.com/causeway/causeway/projections"
 	"github.com/causeway/causeway/queries"
 )
 
@@ -167,15 +166,7 @@ func (a *Admin) registerConfigs(r *mux.Router, read GatewayResourceReader, hosts
 		if err != nil {
 			return domain.SavedConfig{}, err
 		}
-		ref := mux.Vars(r)["slug"]
-		c, ok, err := read.SavedConfig(r.Context(), actor.OrganisationID, ref)
-		if err != nil {
-			return domain.SavedConfig{}, err
-		}
-		if !ok || !st[c.Status] || !canSee(actor, c.WorkspaceID) {
-			return domain.SavedConfig{}, domain.Errorf(domain.CodeNotFound, "config %s not found", ref)
-		}
-		return c, nil
+		return a.reads().VisibleConfig(r.Context(), actor, mux.Vars(r)["slug"], st)
 	}
 
 	r.Handle("/configs", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -211,20 +202,13 @@ func (a *Admin) registerConfigs(r *mux.Router, read GatewayResourceReader, hosts
 		if err != nil {
 			return 0, nil, err
 		}
-		f := projections.SavedConfigFilter{OrganisationID: actor.OrganisationID, WorkspaceIDs: visibleWorkspaces(actor), Statuses: st}
-		if ws := r.URL.Query().Get("workspace_id"); ws != "" {
-			if !canSee(actor, ws) {
-				return 0, nil, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", ws)
-			}
-			f.WorkspaceIDs = map[string]bool{ws: true}
-		}
 		views := []configAnswer{}
-		found, err := read.SavedConfigs(r.Context(), f)
+		found, err := a.reads().SavedConfigs(r.Context(), actor, st, r.URL.Query().Get("workspace_id"))
 		if err != nil {
 			return 0, nil, err
 		}
 		for _, c := range found {
-			def, err := read.DefaultConfigID(r.Context(), c.WorkspaceID)
+			def, err := a.reads().DefaultConfigID(r.Context(), c.WorkspaceID)
 			if err != nil {
 				return 0, nil, err
 			}
@@ -245,7 +229,7 @@ func (a *Admin) registerConfigs(r *mux.Router, read GatewayResourceReader, hosts
 		if asOfRequested(r) {
 			return a.savedConfigAsOf(w, r, read, c.ID)
 		}
-		def, err := read.DefaultConfigID(r.Context(), c.WorkspaceID)
+		def, err := a.reads().DefaultConfigID(r.Context(), c.WorkspaceID)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -290,7 +274,7 @@ func (a *Admin) registerConfigs(r *mux.Router, read GatewayResourceReader, hosts
 		if err != nil {
 			return 0, nil, err
 		}
-		def, err := read.DefaultConfigID(r.Context(), c.WorkspaceID)
+		def, err := a.reads().DefaultConfigID(r.Context(), c.WorkspaceID)
 		if err != nil {
 			return 0, nil, err
 		}

@@ -220,15 +220,7 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader, 
 		if err := requireScope(actor, scope); err != nil {
 			return domain.Integration{}, err
 		}
-		slug := mux.Vars(r)["slug"]
-		i, ok, err := read.IntegrationBySlug(r.Context(), actor.OrganisationID, slug)
-		if err != nil {
-			return domain.Integration{}, err
-		}
-		if !ok || !canSeeIntegration(actor, i) {
-			return domain.Integration{}, domain.Errorf(domain.CodeNotFound, "integration %s not found", slug)
-		}
-		return i, nil
+		return a.reads().VisibleIntegration(r.Context(), actor, mux.Vars(r)["slug"])
 	}
 
 	r.Handle("/integrations", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -278,8 +270,7 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader, 
 			return 0, nil, err
 		}
 		q := r.URL.Query()
-		f := projections.IntegrationFilter{OrganisationID: actor.OrganisationID, Statuses: st, Visible: visibleWorkspaces(actor),
-			ServingWorkspace: q.Get("workspace_id"), AIProviderID: q.Get("ai_provider_id"), Tags: tags}
+		f := projections.IntegrationFilter{Statuses: st, ServingWorkspace: q.Get("workspace_id"), AIProviderID: q.Get("ai_provider_id"), Tags: tags}
 		switch typ := q.Get("type"); typ {
 		case "", "all":
 		case "organisation", "workspace":
@@ -287,11 +278,8 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader, 
 		default:
 			return 0, nil, domain.Invalid("type", "type must be workspace, organisation or all (got %q)", typ)
 		}
-		if f.ServingWorkspace != "" && !canSee(actor, f.ServingWorkspace) {
-			return 0, nil, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", f.ServingWorkspace)
-		}
 		views := []integrationAnswer{}
-		found, err := read.Integrations(r.Context(), f)
+		found, err := a.reads().Integrations(r.Context(), actor, f)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -400,12 +388,9 @@ func (a *Admin) integrationAsOf(w http.ResponseWriter, r *http.Request, read Gat
 	}
 	ref := mux.Vars(r)["slug"]
 	id := ref
-	i, ok, err := read.IntegrationBySlug(r.Context(), actor.OrganisationID, ref)
+	id, err := a.reads().IntegrationID(r.Context(), actor.OrganisationID, ref)
 	if err != nil {
 		return 0, nil, err
-	}
-	if ok {
-		id = i.ID
 	}
 	return gatewayAsOf(a, w, r, "integration", domain.IntegrationPrefix, id,
 		func(i *domain.Integration) string { return i.OrganisationID }, (*domain.Integration).Exists,

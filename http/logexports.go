@@ -155,12 +155,9 @@ func (a *Admin) registerLogExports(r *mux.Router) {
 		if err != nil {
 			return domain.LogExport{}, err
 		}
-		x, ok, err := exports.LogExport(r.Context(), actor.OrganisationID, id)
+		x, err := a.reads().VisibleLogExport(r.Context(), actor, id)
 		if err != nil {
 			return domain.LogExport{}, err
-		}
-		if !ok || !canSee(actor, x.WorkspaceID) {
-			return domain.LogExport{}, domain.Errorf(domain.CodeNotFound, "log export %s not found", id)
 		}
 		return x, nil
 	}
@@ -207,15 +204,8 @@ func (a *Admin) registerLogExports(r *mux.Router) {
 		if err := requireScope(actor, "logs.export"); err != nil {
 			return 0, nil, err
 		}
-		f := projections.LogExportFilter{OrganisationID: actor.OrganisationID, WorkspaceIDs: visibleWorkspaces(actor)}
-		if ws := r.URL.Query().Get("workspace_id"); ws != "" {
-			if !canSee(actor, ws) {
-				return 0, nil, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", ws)
-			}
-			f.WorkspaceIDs = map[string]bool{ws: true}
-		}
 		var views []logExportAnswer
-		found, err := exports.LogExports(r.Context(), f)
+		found, err := a.reads().LogExports(r.Context(), actor, r.URL.Query().Get("workspace_id"))
 		if err != nil {
 			return 0, nil, err
 		}
@@ -372,8 +362,7 @@ func (a *Admin) streamLogExportFile(w http.ResponseWriter, r *http.Request) erro
 	if !a.Features.APIAccess {
 		return domain.Errorf(domain.CodeDisabled, "the admin API is turned off (API_ACCESS_ENABLED=OFF)")
 	}
-	exports, err := a.logExports()
-	if err != nil {
+	if _, err := a.logExports(); err != nil {
 		return err
 	}
 	id, err := logExportID(r)
@@ -384,12 +373,9 @@ func (a *Admin) streamLogExportFile(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	x, ok, err := exports.LogExport(r.Context(), orgID, id)
+	x, err := a.reads().LogExport(r.Context(), orgID, id)
 	if err != nil {
 		return err
-	}
-	if !ok {
-		return domain.Errorf(domain.CodeNotFound, "log export %s not found", id)
 	}
 	if x.Status != domain.ExportSuccess {
 		return domain.Errorf(domain.CodeConflict, "log export %s is %s; it can be downloaded once it has succeeded", x.ID, x.Status)

@@ -152,22 +152,17 @@ func pricingWorkspace(actor domain.Actor, requested string) (string, error) {
 // effectivePrice is the price in force for the caller's organisation (and workspace): an
 // override from the read model, else the Book's default sources.
 func (a *Admin) effectivePrice(ctx context.Context, workspaceID, provider, model string) (pricingAnswer, bool, error) {
-	orgID := actorFrom(ctx).OrganisationID
-	for _, scope := range []struct {
-		ws     string
-		source pricing.Source
-	}{{workspaceID, pricing.SourceWorkspaceOverride}, {"", pricing.SourceOrganisationOverride}} {
-		if scope.source == pricing.SourceWorkspaceOverride && workspaceID == "" {
-			continue
+	o, inWorkspace, found, err := a.reads().PricingOverride(ctx, actorFrom(ctx).OrganisationID, workspaceID, provider, model)
+	if err != nil {
+		return pricingAnswer{}, false, err
+	}
+	if found {
+		source := pricing.SourceOrganisationOverride
+		if inWorkspace {
+			source = pricing.SourceWorkspaceOverride
 		}
-		o, found, err := a.Read.ModelPricingOverride(ctx, orgID, scope.ws, provider, model)
-		if err != nil {
-			return pricingAnswer{}, false, err
-		}
-		if found {
-			return pricingAnswer{PayAsYouGo: o.PayAsYouGo, Calculate: pricingCalculation, Currency: domain.PricingCurrency,
-				Provider: o.Provider, Model: o.Model, Source: string(scope.source), WorkspaceID: o.WorkspaceID}, true, nil
-		}
+		return pricingAnswer{PayAsYouGo: o.PayAsYouGo, Calculate: pricingCalculation, Currency: domain.PricingCurrency,
+			Provider: o.Provider, Model: o.Model, Source: string(source), WorkspaceID: o.WorkspaceID}, true, nil
 	}
 	if a.Pricing == nil {
 		return pricingAnswer{}, false, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/queries"
 )
 
 // Virtual keys are the legacy spelling of managed providers (domain/virtualkey.go): the same
@@ -45,8 +46,8 @@ type virtualKeyAnswer struct {
 	Object         string             `json:"object"`
 }
 
-func virtualKeyView(ctx context.Context, read GatewayResourceReader, p domain.Provider, now time.Time) (virtualKeyAnswer, error) {
-	v, err := providerView(ctx, read, p, now)
+func virtualKeyView(ctx context.Context, q *queries.Queries, p domain.Provider, now time.Time) (virtualKeyAnswer, error) {
+	v, err := providerView(ctx, q, p, now)
 	return virtualKeyAnswer{ID: v.ID, Slug: v.Slug, Name: v.Name, Note: v.Note, WorkspaceID: v.WorkspaceID,
 		OrganisationID: v.OrganisationID, Provider: v.AIProviderID, IntegrationID: v.IntegrationID, Status: v.Status,
 		UsageLimits: v.UsageLimits, RateLimits: v.RateLimits, ExpiresAt: v.ExpiresAt, LastResetAt: v.LastResetAt,
@@ -160,18 +161,18 @@ func (a *Admin) registerVirtualKeys(r *mux.Router, read GatewayResourceReader, s
 	})).Methods(http.MethodPost)
 
 	r.Handle("/virtual-keys", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		f, err := providerListFilter(r, read, "virtual_keys.list")
+		f, err := a.providerListFilter(r, "virtual_keys.list")
 		if err != nil {
 			return 0, nil, err
 		}
 		now := a.Now()
 		views := []virtualKeyAnswer{}
-		found, err := read.ManagedProviders(r.Context(), f)
+		found, err := a.reads().ManagedProviders(r.Context(), f)
 		if err != nil {
 			return 0, nil, err
 		}
 		for _, p := range found {
-			v, err := virtualKeyView(r.Context(), read, p, now)
+			v, err := virtualKeyView(r.Context(), a.reads(), p, now)
 			if err != nil {
 				return 0, nil, err
 			}
@@ -182,22 +183,22 @@ func (a *Admin) registerVirtualKeys(r *mux.Router, read GatewayResourceReader, s
 	})).Methods(http.MethodGet)
 
 	r.Handle("/virtual-keys/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		p, err := providerFromPath(r, read, "virtual_keys.read", "virtual key")
+		p, err := a.providerFromPath(r, "virtual_keys.read", "virtual key")
 		if err != nil {
 			return 0, nil, err
 		}
 		if asOfRequested(r) {
 			return providerAsOf(a, w, r, p.ID, func(p domain.Provider, at time.Time) (any, error) {
-				v, err := virtualKeyView(r.Context(), read, p, at)
+				v, err := virtualKeyView(r.Context(), a.reads(), p, at)
 				return v, err
 			})
 		}
-		v, err := virtualKeyView(r.Context(), read, p, a.Now())
+		v, err := virtualKeyView(r.Context(), a.reads(), p, a.Now())
 		return http.StatusOK, v, err
 	})).Methods(http.MethodGet)
 
 	r.Handle("/virtual-keys/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		p, err := providerFromPath(r, read, "virtual_keys.update", "virtual key")
+		p, err := a.providerFromPath(r, "virtual_keys.update", "virtual key")
 		if err != nil {
 			return 0, nil, err
 		}
@@ -220,12 +221,12 @@ func (a *Admin) registerVirtualKeys(r *mux.Router, read GatewayResourceReader, s
 		if p, _, err = read.ManagedProvider(r.Context(), p.OrganisationID, p.ID); err != nil {
 			return 0, nil, err
 		}
-		v, err := virtualKeyView(r.Context(), read, p, a.Now())
+		v, err := virtualKeyView(r.Context(), a.reads(), p, a.Now())
 		return http.StatusOK, map[string]any{"success": true, "data": v}, err
 	})).Methods(http.MethodPut)
 
 	r.Handle("/virtual-keys/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		p, err := providerFromPath(r, read, "virtual_keys.delete", "virtual key")
+		p, err := a.providerFromPath(r, "virtual_keys.delete", "virtual key")
 		if err != nil {
 			return 0, nil, err
 		}

@@ -131,3 +131,15 @@ func KeyReadable(actor domain.Actor, k domain.APIKey) error {
 	}
 	return nil
 }
+
+// WorkspaceScope is the set of workspaces a list of the actor's shows: the workspace it asks
+// for (which it must see, or the list is forbidden), else every workspace it sees (nil: all).
+func WorkspaceScope(actor domain.Actor, workspaceID string) (map[string]bool, error) {
+	if workspaceID == "" {
+		return VisibleWorkspaces(actor), nil
+	}
+	if !CanSee(actor, workspaceID) {
+		return nil, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", workspaceID)
+	}
+	return map[string]bool{workspaceID: true}, nil
+}
