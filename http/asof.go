@@ -174,14 +174,8 @@ var workspaceAsOf = asOfTarget[domain.Workspace, *domain.Workspace]{
 			return ref, nil
 		}
 		// Slugs never change, so today's slug names the same workspace in the past.
-		ws, ok, err := a.Read.WorkspaceBySlug(r.Context(), actorFrom(r.Context()).OrganisationID, ref)
-		if err != nil {
-			return "", err
-		}
-		if ok {
-			return ws.ID, nil
-		}
-		return "", notFound("workspace", ref)
+		ws, err := a.reads().WorkspaceByRef(r.Context(), actorFrom(r.Context()).OrganisationID, ref)
+		return ws.ID, err
 	},
 	exists: (*domain.Workspace).Exists,
 	view: func(a *Admin, r *http.Request, ws domain.Workspace, at time.Time) (any, error) {
