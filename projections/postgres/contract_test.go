@@ -198,3 +198,27 @@ func poolOf(t *testing.T, url string) *pgxpool.Pool {
 	t.Cleanup(pool.Close)
 	return pool
 }
+
+// A read that PostgreSQL cannot answer is an error wrapping projections.ErrUnavailable, never
+// "not found" or an empty list.
+func TestPostgresReadsThatFailAreUnavailableNotNotFound(t *testing.T) {
+	reg := domain.NewRegistry()
+	m, pool := openPostgres(t, reg)
+	ctx := context.Background()
+	_, ok, err := m.Workspace(ctx, projectionstest.Org, "ws-00")
+	require.NoError(t, err)
+	assert.False(t, ok, "while the database answers, a missing workspace is not found")
+	pool.Close()
+	_, ok, err = m.Workspace(ctx, projectionstest.Org, "ws-00")
+	assert.ErrorIs(t, err, projections.ErrUnavailable)
+	assert.False(t, ok)
+	list, err := m.Workspaces(ctx, projections.WorkspaceFilter{OrganisationID: projectionstest.Org})
+	assert.ErrorIs(t, err, projections.ErrUnavailable)
+	assert.Nil(t, list)
+	_, _, err = m.AuditRecords(ctx, projections.AuditFilter{OrganisationID: projectionstest.Org}, 0, 10)
+	assert.ErrorIs(t, err, projections.ErrUnavailable)
+	_, _, err = m.AuditRecord(ctx, projectionstest.Org, "x")
+	assert.ErrorIs(t, err, projections.ErrUnavailable)
+	_, err = m.Checkpoint(ctx)
+	assert.ErrorIs(t, err, projections.ErrUnavailable)
+}
