@@ -1,6 +1,8 @@
 // Package httpapi is Causeway's HTTP surface under the base path /v1: the admin routes and
 // the gateway's. It turns requests into calls on the application and errors into answers, in one place (WriteError). It does not import database drivers or event store
-// backends: what it needs is declared here as small interfaces and wired by cmd/.
+// backends: what it needs is declared here as small interfaces and wired by cmd/. Admin reads
+// go through queries/ (read authorisation and reads of the past included) and render views;
+// a read model that cannot answer is a 503 (read_model_unavailable), never a 404.
 //
 // The directory is http/ as the design card names it; the package is httpapi so that its
 // files can use net/http without renaming it.

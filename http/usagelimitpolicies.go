@@ -143,12 +143,7 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 	}
 	// visiblePolicy reads a policy the actor may see, or answers 404 as if it did not exist.
 	visiblePolicy := func(r *http.Request, id string) (domain.UsageLimitPolicy, error) {
-		actor := actorFrom(r.Context())
-		p, ok := a.Read.UsageLimitPolicy(actor.OrganisationID, id)
-		if !ok || !canSee(actor, p.WorkspaceID) {
-			return domain.UsageLimitPolicy{}, domain.Errorf(domain.CodeNotFound, "usage limit policy %s not found", id)
-		}
-		return p, nil
+		return a.reads().UsageLimitPolicy(r.Context(), actorFrom(r.Context()), id)
 	}
 
 	r.Handle("/policies/usage-limits", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -179,7 +174,11 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 			return 0, nil, domain.Invalid("type", "type must be cost or tokens (got %q)", typ)
 		}
 		views := []usageLimitPolicyAnswer{}
-		for _, p := range a.Read.UsageLimitPolicies(f, typ) {
+		found, err := a.reads().UsageLimitPolicies(r.Context(), actorFrom(r.Context()), f, typ)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, p := range found {
 			views = append(views, usageLimitPolicyView(p, false))
 		}
 		list, err := page(r, views)
@@ -237,7 +236,10 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
-		p, _ := a.Read.UsageLimitPolicy(actorFrom(r.Context()).OrganisationID, id)
+		p, _, err := a.Read.UsageLimitPolicy(r.Context(), actorFrom(r.Context()).OrganisationID, id)
+		if err != nil {
+			return 0, nil, err
+		}
 		return http.StatusOK, usageLimitPolicyView(p, false), nil
 	})).Methods(http.MethodPut)
 
@@ -268,10 +270,10 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 				return 0, nil, err
 			}
 		}
-		if _, err := visiblePolicy(r, id); err != nil {
+		entities, err := a.reads().UsageLimitPolicyEntities(r.Context(), actorFrom(r.Context()), id, f)
+		if err != nil {
 			return 0, nil, err
 		}
-		entities, _ := a.Read.UsageLimitPolicyEntities(actorFrom(r.Context()).OrganisationID, id, f)
 		views := make([]usageLimitEntityAnswer, 0, len(entities))
 		for _, en := range entities {
 			views = append(views, usageLimitEntityView(en))
@@ -291,7 +293,11 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 		// An entity the gateway has charged but no event has named yet is known by the read
 		// side's merge with the usage ledger: reset it by its value key.
 		c := commands.ResetUsageLimitPolicyEntity{PolicyID: id, Entity: ref}
-		if p, ok := a.Read.UsageLimitPolicy(actorFrom(r.Context()).OrganisationID, id); ok {
+		p, ok, err := a.Read.UsageLimitPolicy(r.Context(), actorFrom(r.Context()).OrganisationID, id)
+		if err != nil {
+			return 0, nil, err
+		}
+		if ok {
 			if en, found := p.EntityByRef(ref); found {
 				c.ValueKey = en.ValueKey
 			}
@@ -300,7 +306,9 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
-		p, _ := a.Read.UsageLimitPolicy(actorFrom(r.Context()).OrganisationID, id)
+		if p, _, err = a.Read.UsageLimitPolicy(r.Context(), actorFrom(r.Context()).OrganisationID, id); err != nil {
+			return 0, nil, err
+		}
 		en, _ := p.EntityByRef(ref)
 		return http.StatusOK, usageLimitEntityView(en), nil
 	})

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/queries"
 )
 
 // Virtual keys are the legacy spelling of managed providers (domain/virtualkey.go): the same
@@ -44,13 +46,13 @@ type virtualKeyAnswer struct {
 	Object         string             `json:"object"`
 }
 
-func virtualKeyView(read GatewayResourceReader, p domain.Provider, now time.Time) virtualKeyAnswer {
-	v := providerView(read, p, now)
+func virtualKeyView(ctx context.Context, q *queries.Queries, p domain.Provider, now time.Time) (virtualKeyAnswer, error) {
+	v, err := providerView(ctx, q, p, now)
 	return virtualKeyAnswer{ID: v.ID, Slug: v.Slug, Name: v.Name, Note: v.Note, WorkspaceID: v.WorkspaceID,
 		OrganisationID: v.OrganisationID, Provider: v.AIProviderID, IntegrationID: v.IntegrationID, Status: v.Status,
 		UsageLimits: v.UsageLimits, RateLimits: v.RateLimits, ExpiresAt: v.ExpiresAt, LastResetAt: v.LastResetAt,
 		ModelConfig: domain.LegacyModelConfig(configurationsView(p.Configurations, p.Masked)), Tags: v.Tags,
-		HasKey: v.HasKey, MaskedKey: v.MaskedKey, CreatedAt: v.CreatedAt, LastUpdatedAt: v.LastUpdatedAt, Object: "virtual-key"}
+		HasKey: v.HasKey, MaskedKey: v.MaskedKey, CreatedAt: v.CreatedAt, LastUpdatedAt: v.LastUpdatedAt, Object: "virtual-key"}, err
 }
 
 // legacySetting stores a camelCase setting of a virtual key body under its configuration
@@ -151,37 +153,52 @@ func (a *Admin) registerVirtualKeys(r *mux.Router, read GatewayResourceReader, s
 		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
-		p, _ := read.ManagedProvider(actorFrom(r.Context()).OrganisationID, res.ID)
+		p, _, err := read.ManagedProvider(r.Context(), actorFrom(r.Context()).OrganisationID, res.ID)
+		if err != nil {
+			return 0, nil, err
+		}
 		return http.StatusOK, map[string]any{"success": true, "data": map[string]string{"id": res.ID, "slug": p.Slug}}, nil
 	})).Methods(http.MethodPost)
 
 	r.Handle("/virtual-keys", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		f, err := providerListFilter(r, read, "virtual_keys.list")
+		f, err := a.providerListFilter(r, "virtual_keys.list")
 		if err != nil {
 			return 0, nil, err
 		}
 		now := a.Now()
 		views := []virtualKeyAnswer{}
-		for _, p := range read.ManagedProviders(f) {
-			views = append(views, virtualKeyView(read, p, now))
+		found, err := a.reads().ManagedProviders(r.Context(), f)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, p := range found {
+			v, err := virtualKeyView(r.Context(), a.reads(), p, now)
+			if err != nil {
+				return 0, nil, err
+			}
+			views = append(views, v)
 		}
 		list, err := page(r, views)
 		return http.StatusOK, list, err
 	})).Methods(http.MethodGet)
 
 	r.Handle("/virtual-keys/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		p, err := providerFromPath(r, read, "virtual_keys.read", "virtual key")
+		p, err := a.providerFromPath(r, "virtual_keys.read", "virtual key")
 		if err != nil {
 			return 0, nil, err
 		}
 		if asOfRequested(r) {
-			return providerAsOf(a, w, r, p.ID, func(p domain.Provider, at time.Time) any { return virtualKeyView(read, p, at) })
+			return providerAsOf(a, w, r, p.ID, func(p domain.Provider, at time.Time) (any, error) {
+				v, err := virtualKeyView(r.Context(), a.reads(), p, at)
+				return v, err
+			})
 		}
-		return http.StatusOK, virtualKeyView(read, p, a.Now()), nil
+		v, err := virtualKeyView(r.Context(), a.reads(), p, a.Now())
+		return http.StatusOK, v, err
 	})).Methods(http.MethodGet)
 
 	r.Handle("/virtual-keys/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		p, err := providerFromPath(r, read, "virtual_keys.update", "virtual key")
+		p, err := a.providerFromPath(r, "virtual_keys.update", "virtual key")
 		if err != nil {
 			return 0, nil, err
 		}
@@ -201,12 +218,15 @@ func (a *Admin) registerVirtualKeys(r *mux.Router, read GatewayResourceReader, s
 		if err := a.written(w, r, res, err); err != nil {
 			return 0, nil, err
 		}
-		p, _ = read.ManagedProvider(p.OrganisationID, p.ID)
-		return http.StatusOK, map[string]any{"success": true, "data": virtualKeyView(read, p, a.Now())}, nil
+		if p, _, err = read.ManagedProvider(r.Context(), p.OrganisationID, p.ID); err != nil {
+			return 0, nil, err
+		}
+		v, err := virtualKeyView(r.Context(), a.reads(), p, a.Now())
+		return http.StatusOK, map[string]any{"success": true, "data": v}, err
 	})).Methods(http.MethodPut)
 
 	r.Handle("/virtual-keys/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		p, err := providerFromPath(r, read, "virtual_keys.delete", "virtual key")
+		p, err := a.providerFromPath(r, "virtual_keys.delete", "virtual key")
 		if err != nil {
 			return 0, nil, err
 		}
