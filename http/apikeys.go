@@ -64,10 +64,10 @@ func apiKeyView(k domain.APIKey, now time.Time) apiKeyAnswer {
 }
 
 func (a *Admin) registerAPIKeys(r *mux.Router) {
-	create := must(commands.NewCreateAPIKeyHandler(a.Deps, a.Secret))
-	update := must(commands.NewUpdateAPIKeyHandler(a.Deps))
-	del := must(commands.NewDeleteAPIKeyHandler(a.Deps))
-	rotate := must(commands.NewRotateAPIKeyHandler(a.Deps, a.Secret))
+	create := a.Commands.CreateAPIKey
+	update := a.Commands.UpdateAPIKey
+	del := a.Commands.DeleteAPIKey
+	rotate := a.Commands.RotateAPIKey
 	on := func(h handler) http.Handler { return a.route("api_key", h) }
 
 	// Rotation is registered before the generic create path, which would otherwise take

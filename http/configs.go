@@ -153,10 +153,10 @@ func (a *Admin) savedConfigAsOf(w http.ResponseWriter, r *http.Request, read Gat
 		})
 }
 
-func (a *Admin) registerConfigs(r *mux.Router, read GatewayResourceReader, hosts commands.URLChecker) {
-	create := must(commands.NewCreateSavedConfigHandler(a.Deps, hosts))
-	update := must(commands.NewUpdateSavedConfigHandler(a.Deps, hosts))
-	archive := must(commands.NewArchiveSavedConfigHandler(a.Deps))
+func (a *Admin) registerConfigs(r *mux.Router, read GatewayResourceReader) {
+	create := a.Commands.CreateSavedConfig
+	update := a.Commands.UpdateSavedConfig
+	archive := a.Commands.ArchiveSavedConfig
 	on := func(h handler) http.Handler { return a.route("config", h) }
 
 	// fromPath finds the config of the path (id or slug) that the actor may see, with scope.

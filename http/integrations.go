@@ -32,30 +32,16 @@ type GatewayResourceReader interface {
 var _ GatewayResourceReader = (*projections.Model)(nil)
 
 // registerGatewayResources adds the routes of integrations, providers, virtual keys and
-// configs. Base URLs are checked with StaticURLCheck; the gateway's egress guard, which also
-// knows the allow-list, takes its place through registerGatewayResourcesWith once the admin
-// carries one.
+// configs.
 func (a *Admin) registerGatewayResources(r *mux.Router) {
-	var hosts commands.URLChecker = commands.StaticURLCheck{}
-	if a.URLCheck != nil {
-		hosts = a.URLCheck
-	}
-	a.registerGatewayResourcesWith(r, hosts)
-}
-
-// registerGatewayResourcesWith adds the routes with the given host check. Secrets are sealed
-// under a key derived from the server secret (commands.NewSealerFromSecret), which the
-// gateway derives the same way to open them.
-func (a *Admin) registerGatewayResourcesWith(r *mux.Router, hosts commands.URLChecker) {
 	read, ok := a.Read.(GatewayResourceReader)
 	if !ok {
 		panic("httpapi: the read model does not implement GatewayResourceReader")
 	}
-	sealer := must(commands.NewSealerFromSecret(a.Secret))
-	a.registerIntegrations(r, read, sealer, hosts)
-	a.registerProviders(r, read, sealer, hosts)
-	a.registerVirtualKeys(r, read, sealer, hosts)
-	a.registerConfigs(r, read, hosts)
+	a.registerIntegrations(r, read)
+	a.registerProviders(r, read)
+	a.registerVirtualKeys(r, read)
+	a.registerConfigs(r, read)
 }
 
 // integrationCreateBody is the reference's CreateIntegrationRequest, with tags.
@@ -215,11 +201,11 @@ func tagFilter(r *http.Request) (map[string]string, error) {
 	return out, nil
 }
 
-func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader, sealer commands.Sealer, hosts commands.URLChecker) {
-	create := must(commands.NewCreateIntegrationHandler(a.Deps, sealer, hosts))
-	update := must(commands.NewUpdateIntegrationHandler(a.Deps, sealer, hosts))
-	archive := must(commands.NewArchiveIntegrationHandler(a.Deps))
-	workspaces := must(commands.NewUpdateIntegrationWorkspacesHandler(a.Deps, sealer))
+func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader) {
+	create := a.Commands.CreateIntegration
+	update := a.Commands.UpdateIntegration
+	archive := a.Commands.ArchiveIntegration
+	workspaces := a.Commands.UpdateIntegrationWorkspaces
 	on := func(h handler) http.Handler { return a.route("integration", h) }
 
 	// bySlug finds the integration of the path that the actor may see; scope is the read's.

@@ -131,10 +131,10 @@ func logExportID(r *http.Request) (string, error) {
 // a browser or a plain HTTP client can fetch the file, which is streamed from the export
 // directory as an attachment.
 func (a *Admin) registerLogExports(r *mux.Router) {
-	create := must(commands.NewCreateLogExportHandler(a.Deps))
-	update := must(commands.NewUpdateLogExportHandler(a.Deps))
-	start := must(commands.NewStartLogExportHandler(a.Deps))
-	cancel := must(commands.NewCancelLogExportHandler(a.Deps))
+	create := a.Commands.CreateLogExport
+	update := a.Commands.UpdateLogExport
+	start := a.Commands.StartLogExport
+	cancel := a.Commands.CancelLogExport
 	type exportHandler func(w http.ResponseWriter, r *http.Request, exports LogExportReader) (int, any, error)
 	on := func(h exportHandler) http.Handler {
 		return a.route("log_export", func(w http.ResponseWriter, r *http.Request) (int, any, error) {

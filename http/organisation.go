@@ -77,8 +77,8 @@ func requireOrgSettingsReader(a domain.Actor, scope string) error {
 }
 
 func (a *Admin) registerOrganisation(r *mux.Router) {
-	updateOrg := must(commands.NewUpdateOrganisationSettingsHandler(a.Deps))
-	updateWS := must(commands.NewUpdateWorkspaceSecurityHandler(a.Deps))
+	updateOrg := a.Commands.UpdateOrganisationSettings
+	updateWS := a.Commands.UpdateWorkspaceSecurity
 	on := func(h handler) http.Handler { return a.route("organisation", h) }
 
 	// The specification names no path; the reference's shape is /organisations/{id}/...

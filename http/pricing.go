@@ -59,8 +59,8 @@ type pricingBody struct {
 }
 
 func (a *Admin) registerPricing(r *mux.Router) {
-	set := must(commands.NewSetModelPricingHandler(a.Deps))
-	remove := must(commands.NewRemoveModelPricingHandler(a.Deps))
+	set := a.Commands.SetModelPricing
+	remove := a.Commands.RemoveModelPricing
 	// Model names may hold slashes (meta-llama/Llama-3.3-70B-Instruct-Turbo), so the model
 	// is the rest of the path.
 	const path = "/model-configs/pricing/{provider}/{model:.+}"

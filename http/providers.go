@@ -254,10 +254,10 @@ func providerAsOf(a *Admin, w http.ResponseWriter, r *http.Request, id string, v
 		func(p domain.Provider, at time.Time) (any, error) { return view(p, at), nil })
 }
 
-func (a *Admin) registerProviders(r *mux.Router, read GatewayResourceReader, sealer commands.Sealer, hosts commands.URLChecker) {
-	create := must(commands.NewCreateProviderHandler(a.Deps, sealer, hosts))
-	update := must(commands.NewUpdateProviderHandler(a.Deps, sealer, hosts))
-	archive := must(commands.NewArchiveProviderHandler(a.Deps))
+func (a *Admin) registerProviders(r *mux.Router, read GatewayResourceReader) {
+	create := a.Commands.CreateProvider
+	update := a.Commands.UpdateProvider
+	archive := a.Commands.ArchiveProvider
 	on := func(h handler) http.Handler { return a.route("provider", h) }
 
 	r.Handle("/providers", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {

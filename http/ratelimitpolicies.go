@@ -41,9 +41,9 @@ func rateLimitPolicyView(p domain.RateLimitPolicy) rateLimitPolicyAnswer {
 }
 
 func (a *Admin) registerRateLimitPolicies(r *mux.Router) {
-	create := must(commands.NewCreateRateLimitPolicyHandler(a.Deps))
-	update := must(commands.NewUpdateRateLimitPolicyHandler(a.Deps))
-	archive := must(commands.NewArchiveRateLimitPolicyHandler(a.Deps))
+	create := a.Commands.CreateRateLimitPolicy
+	update := a.Commands.UpdateRateLimitPolicy
+	archive := a.Commands.ArchiveRateLimitPolicy
 	on := func(h handler) http.Handler {
 		return a.route("rate_limit_policy", func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 			if !a.Features.Policy {

@@ -126,10 +126,10 @@ func usageLimitPolicyID(r *http.Request) (string, error) {
 }
 
 func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
-	create := must(commands.NewCreateUsageLimitPolicyHandler(a.Deps))
-	update := must(commands.NewUpdateUsageLimitPolicyHandler(a.Deps))
-	archive := must(commands.NewArchiveUsageLimitPolicyHandler(a.Deps))
-	resetEntity := must(commands.NewResetUsageLimitPolicyEntityHandler(a.Deps))
+	create := a.Commands.CreateUsageLimitPolicy
+	update := a.Commands.UpdateUsageLimitPolicy
+	archive := a.Commands.ArchiveUsageLimitPolicy
+	resetEntity := a.Commands.ResetUsageLimitPolicyEntity
 	on := func(h handler) http.Handler {
 		return a.route("usage_limit_policy", func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 			if !a.Features.Policy {

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -69,8 +68,8 @@ func userID(r *http.Request) (string, error) {
 func (a *Admin) registerUsers(r *mux.Router) {
 	a.registerInvites(r)
 	a.registerNotifications(r)
-	update := must(commands.NewUpdateUserHandler(a.Deps))
-	remove := must(commands.NewRemoveUserHandler(a.Deps, a.Read))
+	update := a.Commands.UpdateUser
+	remove := a.Commands.RemoveUser
 	on := func(h handler) http.Handler { return a.route("user", h) }
 
 	r.Handle("/users", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -253,10 +252,10 @@ func (a *Admin) resolveWorkspace(orgID, ref string) string {
 }
 
 func (a *Admin) registerInvites(r *mux.Router) {
-	create := must(commands.NewCreateInviteHandler(a.Deps, a.Secret))
-	resend := must(commands.NewResendInviteHandler(a.Deps, a.Secret))
-	cancel := must(commands.NewCancelInviteHandler(a.Deps))
-	accept := must(commands.NewAcceptInviteHandler(a.Deps))
+	create := a.Commands.CreateInvite
+	resend := a.Commands.ResendInvite
+	cancel := a.Commands.CancelInvite
+	accept := a.Commands.AcceptInvite
 	on := func(h handler) http.Handler { return a.route("invite", h) }
 
 	r.Handle("/users/invites/accept", a.acceptInvite(accept)).Methods(http.MethodPost)
@@ -360,9 +359,7 @@ func (a *Admin) registerInvites(r *mux.Router) {
 
 // acceptInvite serves the one admin route without an API key: the invite's token is the
 // credential, and the invitee acts as the user they become.
-func (a *Admin) acceptInvite(accept interface {
-	Handle(context.Context, commands.AcceptInvite) (commands.AcceptedInvite, error)
-}) http.Handler {
+func (a *Admin) acceptInvite(accept commands.Handler[commands.AcceptInvite, commands.AcceptedInvite]) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !a.Features.APIAccess {
 			WriteError(w, r, a.Log, domain.Errorf(domain.CodeDisabled, "the admin API is turned off (API_ACCESS_ENABLED=OFF)"))

@@ -97,10 +97,10 @@ func legacyParam(err error) error {
 	return &e
 }
 
-func (a *Admin) registerVirtualKeys(r *mux.Router, read GatewayResourceReader, sealer commands.Sealer, hosts commands.URLChecker) {
-	create := must(commands.NewCreateProviderHandler(a.Deps, sealer, hosts))
-	update := must(commands.NewUpdateProviderHandler(a.Deps, sealer, hosts))
-	archive := must(commands.NewArchiveProviderHandler(a.Deps))
+func (a *Admin) registerVirtualKeys(r *mux.Router, read GatewayResourceReader) {
+	create := a.Commands.CreateProvider
+	update := a.Commands.UpdateProvider
+	archive := a.Commands.ArchiveProvider
 	on := func(h handler) http.Handler {
 		return a.route("virtual_key", func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 			status, body, err := h(w, r)

@@ -131,10 +131,10 @@ func workspaceMemberView(workspaceID string, m projections.WorkspaceMember) work
 }
 
 func (a *Admin) registerWorkspaces(r *mux.Router) {
-	create := must(commands.NewCreateWorkspaceHandler(a.Deps))
-	update := must(commands.NewUpdateWorkspaceHandler(a.Deps))
-	archive := must(commands.NewArchiveWorkspaceHandler(a.Deps))
-	restore := must(commands.NewRestoreWorkspaceHandler(a.Deps))
+	create := a.Commands.CreateWorkspace
+	update := a.Commands.UpdateWorkspace
+	archive := a.Commands.ArchiveWorkspace
+	restore := a.Commands.RestoreWorkspace
 	on := func(h handler) http.Handler { return a.route("workspace", h) }
 
 	r.Handle("/workspaces", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -281,9 +281,9 @@ func (a *Admin) visibleWorkspace(r *http.Request) (domain.Workspace, error) {
 }
 
 func (a *Admin) registerWorkspaceMembers(r *mux.Router) {
-	add := must(commands.NewAddWorkspaceMembersHandler(a.Deps))
-	change := must(commands.NewChangeWorkspaceMemberRoleHandler(a.Deps))
-	remove := must(commands.NewRemoveWorkspaceMemberHandler(a.Deps))
+	add := a.Commands.AddWorkspaceMembers
+	change := a.Commands.ChangeWorkspaceMemberRole
+	remove := a.Commands.RemoveWorkspaceMember
 	on := func(h handler) http.Handler { return a.route("workspace_member", h) }
 
 	r.Handle("/workspaces/{id}/users", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
