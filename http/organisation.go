@@ -77,8 +77,6 @@ func requireOrgSettingsReader(a domain.Actor, scope string) error {
 }
 
 func (a *Admin) registerOrganisation(r *mux.Router) {
-	updateOrg := a.Commands.UpdateOrganisationSettings
-	updateWS := a.Commands.UpdateWorkspaceSecurity
 	on := func(h handler) http.Handler { return a.route("organisation", h) }
 
 	// The specification names no path; the reference's shape is /organisations/{id}/...
@@ -110,25 +108,18 @@ func (a *Admin) registerOrganisation(r *mux.Router) {
 		}
 		return http.StatusOK, view(o), nil
 	})
-	put := on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		if _, err := ownOrganisation(r); err != nil {
-			return 0, nil, err
-		}
-		var b organisationSettingsBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		c := commands.UpdateOrganisationSettings{Security: domain.SecurityPatch(b.SecuritySettings)}
-		if b.SessionSettings != nil {
-			c.MaxSessionTTL = b.SessionSettings.MaxSessionTTL
-		}
-		res, err := updateOrg.Handle(r.Context(), c)
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		o, err := ownOrganisation(r)
-		return http.StatusOK, view(o), err
-	})
+	put := on(write(a, a.Commands.UpdateOrganisationSettings, ownOrganisation,
+		func(_ *http.Request, _ domain.Organisation, b organisationSettingsBody) (commands.UpdateOrganisationSettings, error) {
+			c := commands.UpdateOrganisationSettings{Security: domain.SecurityPatch(b.SecuritySettings)}
+			if b.SessionSettings != nil {
+				c.MaxSessionTTL = b.SessionSettings.MaxSessionTTL
+			}
+			return c, nil
+		},
+		func(r *http.Request, _ domain.Organisation, _ commands.UpdateOrganisationSettings, _ commands.Result) (int, any, error) {
+			o, err := ownOrganisation(r)
+			return http.StatusOK, view(o), err
+		}))
 	for _, path := range []string{"/organisation/settings", "/organisations/{orgId}/settings"} {
 		r.Handle(path, get).Methods(http.MethodGet)
 		r.Handle(path, put).Methods(http.MethodPut)
@@ -148,20 +139,12 @@ func (a *Admin) registerOrganisation(r *mux.Router) {
 		}
 		return http.StatusOK, wsView(ws), nil
 	})).Methods(http.MethodGet)
-	r.Handle("/workspaces/{id}/settings", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		ws, err := a.pathWorkspace(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		var b workspaceSettingsBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		res, err := updateWS.Handle(r.Context(), commands.UpdateWorkspaceSecurity{WorkspaceID: ws.ID, Patch: domain.SecurityPatch(b.SecuritySettings)})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		ws, _ = a.Read.Workspace(ws.OrganisationID, ws.ID)
-		return http.StatusOK, wsView(ws), nil
-	})).Methods(http.MethodPut)
+	r.Handle("/workspaces/{id}/settings", on(write(a, a.Commands.UpdateWorkspaceSecurity, a.pathWorkspace,
+		func(_ *http.Request, ws domain.Workspace, b workspaceSettingsBody) (commands.UpdateWorkspaceSecurity, error) {
+			return commands.UpdateWorkspaceSecurity{WorkspaceID: ws.ID, Patch: domain.SecurityPatch(b.SecuritySettings)}, nil
+		},
+		func(_ *http.Request, ws domain.Workspace, _ commands.UpdateWorkspaceSecurity, _ commands.Result) (int, any, error) {
+			ws, _ = a.Read.Workspace(ws.OrganisationID, ws.ID)
+			return http.StatusOK, wsView(ws), nil
+		}))).Methods(http.MethodPut)
 }
