@@ -1,24 +1,5 @@
 package commands
 
-import "context"
-
-// Handler handles one command C and answers R: what every NewXHandler returns, and what
-// decorators wrap.
-type Handler[C, R any] interface {
-	Handle(ctx context.Context, c C) (R, error)
-}
-
-// HandlerFunc is a function as a Handler.
-type HandlerFunc[C, R any] func(ctx context.Context, c C) (R, error)
-
-// Handle calls f.
-func (f HandlerFunc[C, R]) Handle(ctx context.Context, c C) (R, error) { return f(ctx, c) }
-
-// AsResult returns the result itself. Answers that embed Result (CreatedAPIKey,
-// RotatedAPIKey, CreatedInvite, AcceptedInvite) promote it, so a caller reaches the Result of
-// any command's answer the same way.
-func (r Result) AsResult() Result { return r }
-
 // AppDeps are what the application's handlers are built from.
 type AppDeps struct {
 	Deps
