@@ -18,8 +18,9 @@
 // the context). NewApp assembles every handler the admin API serves into an App, once, at
 // start: cmd/causeway does it, and so do the tests that build the router.
 //
-// It imports domain/ and the eventstore contract. It must never import http/, gateway/,
-// analytics/ or projections/, an event store backend or a database driver: the export
-// worker (logexport_worker.go, logexport_rows.go) is the one file pair that still reads the
-// request logs, and it is leaving for workers/ (issue 12).
+// The key and reset workers are here: time-driven commands of the system actor. The log export
+// worker, which also reads the request logs, is in workers/.
+//
+// It imports domain/ and the eventstore contract: never a backend, gateway/ (nor its provider
+// adapters), analytics/, http/, projections/ or a database driver (make lint checks it).
 package commands

@@ -42,7 +42,7 @@ func NewKeyWorker(d Deps, keys DueKeys, secret []byte) (*KeyWorker, error) {
 
 // Run makes a pass at once and then every interval, until ctx ends.
 func (w *KeyWorker) Run(ctx context.Context, every time.Duration) error {
-	return runEvery(ctx, "key worker", every, w.Tick, w.OnError)
+	return RunEvery(ctx, "key worker", every, w.Tick, w.OnError)
 }
 
 // Tick makes one pass at the clock's current time. A failure with one key does not stop the

@@ -113,5 +113,5 @@ func (w *ResetWorker) Tick(ctx context.Context) error {
 
 // Run makes a pass at once and then every interval, until ctx ends.
 func (w *ResetWorker) Run(ctx context.Context, every time.Duration) error {
-	return runEvery(ctx, "reset worker", every, w.Tick, w.OnError)
+	return RunEvery(ctx, "reset worker", every, w.Tick, w.OnError)
 }

@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// runEvery runs tick at once and then every interval until ctx ends, handing failed passes to
+// RunEvery runs tick at once and then every interval until ctx ends, handing failed passes to
 // onError: a background worker's loop. What a pass failed to do, the next pass retries.
-func runEvery(ctx context.Context, name string, every time.Duration, tick func(context.Context) error, onError func(error)) error {
+func RunEvery(ctx context.Context, name string, every time.Duration, tick func(context.Context) error, onError func(error)) error {
 	if every <= 0 {
 		return errors.New("commands: the " + name + " needs a positive interval")
 	}

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/gateway/providers"
 	"github.com/causeway/causeway/ledger"
@@ -40,7 +41,7 @@ func (x *exchange) requestBudgets() ([]ledger.Budget, error) {
 		}
 		valueKey := usageValueKey(p.GroupBy, facts)
 		if en, ok := p.Entities[valueKey]; ok && en.Status == domain.UsageEntityExhausted {
-			return nil, stateRefusal(Decider{Kind: string(ledger.KindPolicy), ID: p.ID, Sub: valueKey, Version: v.Version,
+			return nil, stateRefusal(analytics.Decider{Kind: string(ledger.KindPolicy), ID: p.ID, Sub: valueKey, Version: v.Version,
 				Limit: p.CreditLimit, Used: en.CurrentUsage}, "the usage limit policy's entity "+valueKey+" is exhausted")
 		}
 		b := ledger.Budget{Kind: ledger.KindPolicy, ID: p.ID, Sub: valueKey, Period: p.EntityPeriod(valueKey), Type: p.Type,
@@ -138,7 +139,7 @@ func (s *Service) admission(x *exchange, t *providers.Target, mp ManagedProvider
 		prov := &mp.Provider.Value
 		switch prov.StatusAt(now) {
 		case domain.ProviderExhausted:
-			return stateRefusal(Decider{Kind: string(ledger.KindProvider), ID: prov.ID, Version: mp.Provider.Version},
+			return stateRefusal(analytics.Decider{Kind: string(ledger.KindProvider), ID: prov.ID, Version: mp.Provider.Version},
 				"the provider @"+prov.Slug+"'s usage limit is exhausted")
 		case domain.ProviderExpired:
 			return domain.Errorf(domain.CodeForbidden, "the provider @%s has expired", prov.Slug)
@@ -153,7 +154,7 @@ func (s *Service) admission(x *exchange, t *providers.Target, mp ManagedProvider
 			integ := &mp.Integration.Value
 			if access, ok := integ.Workspaces[prov.WorkspaceID]; ok {
 				if access.BudgetExhausted {
-					return stateRefusal(Decider{Kind: string(ledger.KindIntegrationWorkspace), ID: integ.ID, Sub: prov.WorkspaceID,
+					return stateRefusal(analytics.Decider{Kind: string(ledger.KindIntegrationWorkspace), ID: integ.ID, Sub: prov.WorkspaceID,
 						Version: mp.Integration.Version}, "this workspace's budget for the integration "+integ.Slug+" is exhausted")
 				}
 				a.limits = append(a.limits, OwnLimits(string(ledger.KindIntegrationWorkspace), integ.ID, mp.Integration.Version, access.RateLimits)...)
@@ -188,7 +189,7 @@ func (s *Service) admission(x *exchange, t *providers.Target, mp ManagedProvider
 // usage.
 func budgetRefusal(r *ledger.Refusal) error {
 	b := r.Budget
-	d := Decider{Kind: string(b.Kind), ID: b.ID, Sub: b.Sub, Version: b.Version, Limit: b.Limit, Used: r.Used}
+	d := analytics.Decider{Kind: string(b.Kind), ID: b.ID, Sub: b.Sub, Version: b.Version, Limit: b.Limit, Used: r.Used}
 	detail := "budget_exceeded"
 	if r.Exhausted {
 		detail = "budget_exhausted"
@@ -197,7 +198,7 @@ func budgetRefusal(r *ledger.Refusal) error {
 		Message: r.Error() + " (" + d.String() + ")"}}
 }
 
-func stateRefusal(d Decider, msg string) error {
+func stateRefusal(d analytics.Decider, msg string) error {
 	return &RefusalError{By: d, Err: &domain.Error{Code: domain.CodeForbidden, Detail: "budget_exhausted",
 		Message: msg + " (" + d.String() + ")"}}
 }
@@ -241,7 +242,7 @@ func (s *Service) settle(x *exchange) {
 func (x *exchange) charged(charges []ledger.Charge) {
 	for _, c := range charges {
 		b := c.Budget
-		x.prov.Charged = append(x.prov.Charged, Charge{Amount: c.Amount,
-			Decider: Decider{Kind: string(b.Kind), ID: b.ID, Sub: b.Sub, Version: b.Version, Limit: b.Limit, Used: c.Used}})
+		x.prov.Charged = append(x.prov.Charged, analytics.Charge{Amount: c.Amount,
+			Decider: analytics.Decider{Kind: string(b.Kind), ID: b.ID, Sub: b.Sub, Version: b.Version, Limit: b.Limit, Used: c.Used}})
 	}
 }

@@ -9,9 +9,10 @@
 // Its hot path does no database I/O. It reads what it declares: the routing index
 // (RoutingIndex, ProviderDirectory; Index builds both from the in-memory read model's fold),
 // the usage ledger (UsageLedger: budgets counted in memory, written in batches by package
-// ledger), prices (PriceBook) and the log sink (LogSink); cmd wires them. The transport
-// (package http) only turns a request into a Request and implements Reply.
+// ledger), prices (PriceBook) and the log sink (analytics.LogSink); cmd wires them. The
+// transport (package http) only turns a request into a Request and implements Reply.
 //
-// It imports domain/, ledger/ (the contract, no driver) and its own subpackages; never http/,
-// commands/, projections/ or a database driver.
+// It imports domain/, ledger/ (the contract, no driver), analytics/ (the log record and its
+// sink, to publish to; never a store) and its own subpackages; never http/, commands/,
+// projections/ or a database driver.
 package gateway

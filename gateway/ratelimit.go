@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/domain"
 )
 
@@ -18,7 +19,7 @@ type Limit struct {
 	Type   string // domain.LimitRequests or domain.LimitTokens
 	Unit   string // rpm, rph, rpd, rpw
 	Value  float64
-	By     Decider // what set it, named in the 429
+	By     analytics.Decider // what set it, named in the 429
 }
 
 var unitWords = map[string]string{"rpm": "minute", "rph": "hour", "rpd": "day", "rpw": "week"}
@@ -217,7 +218,7 @@ func PolicyLimits(policies []Versioned[domain.RateLimitPolicy], f RequestFacts) 
 		}
 		sort.Strings(group)
 		out = append(out, Limit{Bucket: "policy:" + p.ID + ":" + strings.Join(group, "&"), Type: p.Type, Unit: p.Unit,
-			Value: p.Value, By: Decider{Kind: "rate_limit_policy", ID: p.ID, Version: v.Version, Limit: p.Value}})
+			Value: p.Value, By: analytics.Decider{Kind: "rate_limit_policy", ID: p.ID, Version: v.Version, Limit: p.Value}})
 	}
 	return out
 }
@@ -238,7 +239,7 @@ func OwnLimits(kind, id string, version uint64, limits []domain.RateLimit) []Lim
 	out := make([]Limit, 0, len(limits))
 	for _, r := range limits {
 		out = append(out, Limit{Bucket: kind + ":" + id, Type: r.Type, Unit: r.Unit, Value: r.Value,
-			By: Decider{Kind: kind, ID: id, Sub: r.Type + "/" + r.Unit, Version: version, Limit: r.Value}})
+			By: analytics.Decider{Kind: kind, ID: id, Sub: r.Type + "/" + r.Unit, Version: version, Limit: r.Value}})
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/domain"
 )
 
@@ -129,7 +130,7 @@ func TestPolicyLimitsMatchConditionsAndGroup(t *testing.T) {
 // A refusal names the limit in its unit and kind, what set it, and how long to wait.
 func TestRefusalMessage(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 48, 0, time.UTC)
-	policy := Decider{Kind: "rate_limit_policy", ID: "p1", Version: 3}
+	policy := analytics.Decider{Kind: "rate_limit_policy", ID: "p1", Version: 3}
 	cases := []struct {
 		name  string
 		limit Limit
@@ -139,9 +140,9 @@ func TestRefusalMessage(t *testing.T) {
 	}{
 		{"tokens per minute", Limit{Type: domain.LimitTokens, Unit: "rpm", Value: 50, By: policy}, now.Add(12 * time.Second), "",
 			"rate limit of 50 tokens per minute reached (rate_limit_policy:p1@v3); retry after 12s"},
-		{"one request per hour", Limit{Type: domain.LimitRequests, Unit: "rph", Value: 1, By: Decider{Kind: "api_key", ID: "k", Sub: "requests/rph", Version: 2}},
+		{"one request per hour", Limit{Type: domain.LimitRequests, Unit: "rph", Value: 1, By: analytics.Decider{Kind: "api_key", ID: "k", Sub: "requests/rph", Version: 2}},
 			now.Add(11*time.Minute + 12*time.Second), "", "rate limit of 1 request per hour reached (api_key:k:requests/rph@v2); retry after 11m12s"},
-		{"a managed provider's, per day", Limit{Type: domain.LimitRequests, Unit: "rpd", Value: 1000, By: Decider{Kind: "provider", ID: "pv", Version: 1}},
+		{"a managed provider's, per day", Limit{Type: domain.LimitRequests, Unit: "rpd", Value: 1000, By: analytics.Decider{Kind: "provider", ID: "pv", Version: 1}},
 			now.Add(3 * time.Hour), "@openai-main", "rate limit of 1000 requests per day on @openai-main reached (provider:pv@v1); retry after 3h"},
 		{"a window ending now waits a second", Limit{Type: domain.LimitRequests, Unit: "rpw", Value: 5, By: policy}, now, "",
 			"rate limit of 5 requests per week reached (rate_limit_policy:p1@v3); retry after 1s"},

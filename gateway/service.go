@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/gateway/openai"
 	"github.com/causeway/causeway/gateway/providers"
@@ -53,7 +54,7 @@ type Service struct {
 	Limiter   *Limiter
 	Ledger    UsageLedger // nil: budgets are not charged
 	Prices    PriceBook   // nil: no cost is computed
-	Logs      LogSink
+	Logs      analytics.LogSink
 	Egress    URLGuard
 	// CustomHostClient carries requests to custom hosts and admins' base URLs: its dialer
 	// checks every address it connects to, and every redirect, again.
@@ -97,7 +98,7 @@ type Reply interface {
 // exchange is one request in flight.
 type exchange struct {
 	in    Request
-	rec   LogRecord
+	rec   analytics.LogRecord
 	start time.Time
 
 	route    Route
@@ -115,7 +116,7 @@ type exchange struct {
 	served      string                    // the path of the leaf that served
 	usage       providers.Usage
 	usageKnown  bool
-	prov        Provenance
+	prov        analytics.Provenance
 }
 
 // leafAdmission is what a leaf of the plan took before it was tried: its own rate limits and
@@ -138,7 +139,7 @@ func newRequestID() string {
 // Serve runs one request through the pipeline and answers it on out.
 func (s *Service) Serve(ctx context.Context, in Request, out Reply) {
 	now := s.Now()
-	x := &exchange{in: in, start: now, leaves: map[string]*leafAdmission{}, rec: LogRecord{
+	x := &exchange{in: in, start: now, leaves: map[string]*leafAdmission{}, rec: analytics.LogRecord{
 		// The deployment's organisation until the key resolves: a request refused before then
 		// (a method pass-through does not take, an unknown key) is still its organisation's.
 		ID: newRequestID(), OrganisationID: s.Organisation, TraceID: in.TraceID, SpanID: header(in.Header, HeaderSpanID),
@@ -182,7 +183,7 @@ func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error
 	res, err := s.resolve(x)
 	x.rec.Provider, x.rec.ConfigID = res.provider, res.configID
 	if res.configID != "" {
-		x.prov.Config = &Decider{Kind: "config", ID: res.configID, VersionID: res.configVersion}
+		x.prov.Config = &analytics.Decider{Kind: "config", ID: res.configID, VersionID: res.configVersion}
 	}
 	if err != nil {
 		return 0, err
@@ -285,7 +286,7 @@ func (s *Service) authenticate(x *exchange) error {
 
 // budgetState refuses a request because a budget's recorded state is exhausted.
 func (s *Service) budgetState(kind ledger.Kind, id, sub string, version uint64, msg string) error {
-	d := Decider{Kind: string(kind), ID: id, Sub: sub, Version: version}
+	d := analytics.Decider{Kind: string(kind), ID: id, Sub: sub, Version: version}
 	return &RefusalError{By: d, Err: &domain.Error{Code: domain.CodeForbidden, Detail: "budget_exhausted",
 		Message: msg + " (" + d.String() + ")"}}
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/causeway/causeway/projections/analytics"
+	"github.com/causeway/causeway/analytics"
 )
 
 // registerAnalytics adds the analytics routes (groups, graphs, summary) and the logs routes

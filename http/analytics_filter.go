@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/projections"
-	"github.com/causeway/causeway/projections/analytics"
 )
 
 // The specification's display retention (LOG_RETENTION_DISPLAY, METRICS_RETENTION_DISPLAY),

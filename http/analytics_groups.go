@@ -10,8 +10,8 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/domain"
-	"github.com/causeway/causeway/projections/analytics"
 )
 
 // trafficPage reads current_page (0-based) and page_size, also spelled currentPage and

@@ -12,9 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/domain"
-	"github.com/causeway/causeway/gateway"
-	"github.com/causeway/causeway/projections/analytics"
 )
 
 // Every groups route honours columns, the reference's named ones (users, ai-models, metadata)
@@ -26,19 +25,19 @@ func TestEveryGroupsRouteHonoursColumns(t *testing.T) {
 	for _, c := range []struct {
 		path, key string
 		own       []string // the reference's fields, answered without columns
-		rows      func(key string) []gateway.LogRecord
+		rows      func(key string) []analytics.LogRecord
 	}{
-		{"/analytics/groups/users", "user", []string{"cost"}, func(k string) []gateway.LogRecord {
-			return ta.lastWeek(func(r gateway.LogRecord) bool { return r.Metadata[analytics.UserMetadataKey] == k })
+		{"/analytics/groups/users", "user", []string{"cost"}, func(k string) []analytics.LogRecord {
+			return ta.lastWeek(func(r analytics.LogRecord) bool { return r.Metadata[analytics.UserMetadataKey] == k })
 		}},
-		{"/analytics/groups/ai-models", "ai_model", nil, func(k string) []gateway.LogRecord {
-			return ta.lastWeek(func(r gateway.LogRecord) bool { return r.Model == k })
+		{"/analytics/groups/ai-models", "ai_model", nil, func(k string) []analytics.LogRecord {
+			return ta.lastWeek(func(r analytics.LogRecord) bool { return r.Model == k })
 		}},
-		{"/analytics/groups/metadata/env", "metadata_value", []string{"cost", "avg_tokens", "last_seen"}, func(k string) []gateway.LogRecord {
-			return ta.lastWeek(func(r gateway.LogRecord) bool { return r.Metadata["env"] == k })
+		{"/analytics/groups/metadata/env", "metadata_value", []string{"cost", "avg_tokens", "last_seen"}, func(k string) []analytics.LogRecord {
+			return ta.lastWeek(func(r analytics.LogRecord) bool { return r.Metadata["env"] == k })
 		}},
-		{"/analytics/groups/model", "model", nil, func(k string) []gateway.LogRecord {
-			return ta.lastWeek(func(r gateway.LogRecord) bool { return r.Model == k })
+		{"/analytics/groups/model", "model", nil, func(k string) []analytics.LogRecord {
+			return ta.lastWeek(func(r analytics.LogRecord) bool { return r.Model == k })
 		}},
 	} {
 		t.Run(c.path, func(t *testing.T) {
@@ -128,9 +127,9 @@ func TestMoneyIsRoundedEverywhere(t *testing.T) {
 		return s
 	}
 	require.Equal(t, 0.30000000000000004, add(0.1, 0.2))
-	var noisy []gateway.LogRecord
+	var noisy []analytics.LogRecord
 	for i, cost := range []float64{1.3500000000000001e-05, add(0.1, 0.2), 1e-13} {
-		noisy = append(noisy, gateway.LogRecord{ID: uuid.NewString(), OrganisationID: ta.OrgID, WorkspaceID: ta.WSA,
+		noisy = append(noisy, analytics.LogRecord{ID: uuid.NewString(), OrganisationID: ta.OrgID, WorkspaceID: ta.WSA,
 			AIService: "openai", Model: "noisy-model", StatusCode: 200, Cost: cost, LatencyMS: 0.443, TTFTMS: 0.1004,
 			Metadata: map[string]string{"env": "noise"}, StartedAt: at.Add(time.Duration(i) * time.Second), EndedAt: at})
 	}

@@ -19,20 +19,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/causeway/causeway/analytics"
+	"github.com/causeway/causeway/analytics/sqlite"
 	"github.com/causeway/causeway/domain"
-	"github.com/causeway/causeway/gateway"
-	"github.com/causeway/causeway/projections/analytics"
 )
 
 // trafficAPI is the admin API over a real SQLite request log store loaded with rows the test
 // knows, so that every answer can be checked against a computation over those rows.
 type trafficAPI struct {
 	*testAPI
-	Logs       *analytics.SQLite
-	Rows       []gateway.LogRecord // every stored row, of every organisation
-	WSA, WSB   string              // workspaces team-a and team-b
-	Keys       []string            // the API key ids rows carry
-	ConfigID   string              // the saved config "cfg-main" of team-a
+	Logs       *sqlite.Store
+	Rows       []analytics.LogRecord // every stored row, of every organisation
+	WSA, WSB   string                // workspaces team-a and team-b
+	Keys       []string              // the API key ids rows carry
+	ConfigID   string                // the saved config "cfg-main" of team-a
 	ConfigSlug string
 }
 
@@ -41,7 +41,7 @@ const otherOrg = "00000000-0000-4000-8000-0000000000ff"
 func newTrafficAPI(t *testing.T) *trafficAPI {
 	t.Helper()
 	api := newTestAPI(t)
-	store, err := analytics.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "analytics.db"))
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "analytics.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	api.AdminAPI.Analytics = store
@@ -57,12 +57,12 @@ func newTrafficAPI(t *testing.T) *trafficAPI {
 
 // generate makes n rows of the test organisation over the last nine days, and a few of
 // another organisation that no answer may show.
-func (ta *trafficAPI) generate(n int) []gateway.LogRecord {
+func (ta *trafficAPI) generate(n int) []analytics.LogRecord {
 	r := rand.New(rand.NewPCG(6, 7))
 	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
 	now := ta.Now()
 	codes := []int{200, 200, 200, 200, 201, 401, 429, 500}
-	var rows []gateway.LogRecord
+	var rows []analytics.LogRecord
 	for i := range n + 20 {
 		provider, service := pick("@openai-prod", "@anthropic-main", ""), ""
 		switch provider {
@@ -83,7 +83,7 @@ func (ta *trafficAPI) generate(n int) []gateway.LogRecord {
 		if i%3 == 0 {
 			ws = ta.WSB
 		}
-		rec := gateway.LogRecord{
+		rec := analytics.LogRecord{
 			ID: uuid.NewString(), TraceID: fmt.Sprintf("trace-%d", i%10), SpanID: fmt.Sprintf("span-%d", i),
 			OrganisationID: ta.OrgID, WorkspaceID: ws, APIKeyID: ta.Keys[r.IntN(len(ta.Keys))],
 			Provider: provider, AIService: service, Model: pick("gpt-4o", "gpt-4o-mini", "claude-3"),
@@ -104,15 +104,15 @@ func (ta *trafficAPI) generate(n int) []gateway.LogRecord {
 }
 
 // insert stores rows and remembers them.
-func (ta *trafficAPI) insert(rows ...gateway.LogRecord) {
+func (ta *trafficAPI) insert(rows ...analytics.LogRecord) {
 	ta.t.Helper()
 	require.NoError(ta.t, ta.Logs.Insert(context.Background(), rows))
 	ta.Rows = append(ta.Rows, rows...)
 }
 
 // match is the test organisation's rows started in [from, to) that keep holds for.
-func (ta *trafficAPI) match(from, to time.Time, keep func(gateway.LogRecord) bool) []gateway.LogRecord {
-	var out []gateway.LogRecord
+func (ta *trafficAPI) match(from, to time.Time, keep func(analytics.LogRecord) bool) []analytics.LogRecord {
+	var out []analytics.LogRecord
 	for _, r := range ta.Rows {
 		if r.OrganisationID == ta.OrgID && !r.StartedAt.Before(from) && r.StartedAt.Before(to) && (keep == nil || keep(r)) {
 			out = append(out, r)
@@ -122,14 +122,14 @@ func (ta *trafficAPI) match(from, to time.Time, keep func(gateway.LogRecord) boo
 }
 
 // lastWeek is the test organisation's rows of the default range that keep holds for.
-func (ta *trafficAPI) lastWeek(keep func(gateway.LogRecord) bool) []gateway.LogRecord {
+func (ta *trafficAPI) lastWeek(keep func(analytics.LogRecord) bool) []analytics.LogRecord {
 	return ta.match(ta.Now().Add(-7*24*time.Hour), ta.Now(), keep)
 }
 
-func everyRow(gateway.LogRecord) bool { return true }
+func everyRow(analytics.LogRecord) bool { return true }
 
 // groupKeyOf is a row's key under groupBy, as the answer spells it.
-func groupKeyOf(r gateway.LogRecord, groupBy string) any {
+func groupKeyOf(r analytics.LogRecord, groupBy string) any {
 	switch groupBy {
 	case analytics.GroupAIService:
 		return r.AIService
@@ -152,17 +152,17 @@ func groupKeyOf(r gateway.LogRecord, groupBy string) any {
 }
 
 // expectColumn computes a column over a group's rows, as the answer gives it.
-func expectColumn(rows []gateway.LogRecord, col string) any {
+func expectColumn(rows []analytics.LogRecord, col string) any {
 	n := float64(len(rows))
-	sum := func(f func(gateway.LogRecord) float64) float64 {
+	sum := func(f func(analytics.LogRecord) float64) float64 {
 		s := 0.0
 		for _, r := range rows {
 			s += f(r)
 		}
 		return s
 	}
-	share := func(f func(gateway.LogRecord) bool) float64 {
-		return sum(func(r gateway.LogRecord) float64 {
+	share := func(f func(analytics.LogRecord) bool) float64 {
+		return sum(func(r analytics.LogRecord) float64 {
 			if f(r) {
 				return 1
 			}
@@ -188,32 +188,32 @@ func expectColumn(rows []gateway.LogRecord, col string) any {
 	}
 	switch col {
 	case analytics.ColCost:
-		return sum(func(r gateway.LogRecord) float64 { return r.Cost })
+		return sum(func(r analytics.LogRecord) float64 { return r.Cost })
 	case analytics.ColTotalTokens:
-		return sum(func(r gateway.LogRecord) float64 { return float64(r.TotalTokens) })
+		return sum(func(r analytics.LogRecord) float64 { return float64(r.TotalTokens) })
 	case analytics.ColAvgTokens:
-		return sum(func(r gateway.LogRecord) float64 { return float64(r.TotalTokens) }) / n
+		return sum(func(r analytics.LogRecord) float64 { return float64(r.TotalTokens) }) / n
 	case analytics.ColAvgInputTokens:
-		return sum(func(r gateway.LogRecord) float64 { return float64(r.PromptTokens) }) / n
+		return sum(func(r analytics.LogRecord) float64 { return float64(r.PromptTokens) }) / n
 	case analytics.ColAvgOutputTokens:
-		return sum(func(r gateway.LogRecord) float64 { return float64(r.CompletionTokens) }) / n
+		return sum(func(r analytics.LogRecord) float64 { return float64(r.CompletionTokens) }) / n
 	case analytics.ColAvgLatency:
-		return sum(func(r gateway.LogRecord) float64 { return r.LatencyMS }) / n
+		return sum(func(r analytics.LogRecord) float64 { return r.LatencyMS }) / n
 	case analytics.ColP95Latency:
 		return percentile(analytics.P95)
 	case analytics.ColP99Latency:
 		return percentile(analytics.P99)
 	case analytics.ColSuccessRate:
-		return share(func(r gateway.LogRecord) bool { return r.StatusCode >= 200 && r.StatusCode < 300 })
+		return share(func(r analytics.LogRecord) bool { return r.StatusCode >= 200 && r.StatusCode < 300 })
 	case analytics.ColErrorCount:
-		return sum(func(r gateway.LogRecord) float64 {
+		return sum(func(r analytics.LogRecord) float64 {
 			if r.StatusCode >= 400 {
 				return 1
 			}
 			return 0
 		})
 	case analytics.ColCacheHitRate:
-		return share(func(r gateway.LogRecord) bool { return r.CacheStatus == "HIT" })
+		return share(func(r analytics.LogRecord) bool { return r.CacheStatus == "HIT" })
 	case analytics.ColLastSeen:
 		return seen(true)
 	case analytics.ColFirstSeen:
@@ -223,8 +223,8 @@ func expectColumn(rows []gateway.LogRecord, col string) any {
 }
 
 // expectGroups groups rows by groupBy, ordered as the default: requests descending, then key.
-func expectGroups(rows []gateway.LogRecord, groupBy string) ([]any, map[any][]gateway.LogRecord) {
-	by := map[any][]gateway.LogRecord{}
+func expectGroups(rows []analytics.LogRecord, groupBy string) ([]any, map[any][]analytics.LogRecord) {
+	by := map[any][]analytics.LogRecord{}
 	for _, r := range rows {
 		k := groupKeyOf(r, groupBy)
 		by[k] = append(by[k], r)
@@ -409,8 +409,8 @@ func TestAnalyticsNamedGroups(t *testing.T) {
 		}
 	})
 
-	byValue := func(key string) map[string][]gateway.LogRecord {
-		out := map[string][]gateway.LogRecord{}
+	byValue := func(key string) map[string][]analytics.LogRecord {
+		out := map[string][]analytics.LogRecord{}
 		for _, r := range rows {
 			if v, ok := r.Metadata[key]; ok {
 				out[v] = append(out[v], r)
@@ -480,7 +480,7 @@ func mapKeys(m map[string]any) []string {
 type filterCase struct {
 	name     string
 	query    string
-	keep     func(gateway.LogRecord) bool
+	keep     func(analytics.LogRecord) bool
 	from, to time.Time
 }
 
@@ -490,41 +490,41 @@ func (ta *trafficAPI) filterCases() []filterCase {
 	in := func(xs ...string) func(string) bool { return func(s string) bool { return slices.Contains(xs, s) } }
 	return []filterCase{
 		{name: "none", query: "", keep: everyRow},
-		{name: "workspace_slug", query: "workspace_slug=team-b", keep: func(r gateway.LogRecord) bool { return r.WorkspaceID == ta.WSB }},
+		{name: "workspace_slug", query: "workspace_slug=team-b", keep: func(r analytics.LogRecord) bool { return r.WorkspaceID == ta.WSB }},
 		{name: "time range", query: "time_of_generation_min=" + url.QueryEscape(from.Format(time.RFC3339)) + "&time_of_generation_max=" + url.QueryEscape(to.Format(time.RFC3339)),
 			keep: everyRow, from: from, to: to},
 		{name: "time_of_generation_min with an offset", query: "time_of_generation_min=" + url.QueryEscape(from.In(time.FixedZone("", 5*3600+1800)).Format(time.RFC3339)),
 			keep: everyRow, from: from, to: now},
 		{name: "time_of_generation_max alone: the week before it", query: "time_of_generation_max=" + url.QueryEscape(to.Format(time.RFC3339)),
 			keep: everyRow, from: to.Add(-7 * 24 * time.Hour), to: to},
-		{name: "total_units_min", query: "total_units_min=1000", keep: func(r gateway.LogRecord) bool { return r.TotalTokens >= 1000 }},
-		{name: "total_units_max", query: "total_units_max=1000", keep: func(r gateway.LogRecord) bool { return r.TotalTokens <= 1000 }},
-		{name: "total_units range", query: "total_units_min=500&total_units_max=500", keep: func(r gateway.LogRecord) bool { return r.TotalTokens == 500 }},
-		{name: "cost range", query: "cost_min=0.5&cost_max=1.25", keep: func(r gateway.LogRecord) bool { return r.Cost >= 0.5 && r.Cost <= 1.25 }},
-		{name: "prompt_token range", query: "prompt_token_min=100&prompt_token_max=700", keep: func(r gateway.LogRecord) bool { return r.PromptTokens >= 100 && r.PromptTokens <= 700 }},
-		{name: "completion_token range", query: "completion_token_min=50&completion_token_max=400", keep: func(r gateway.LogRecord) bool {
+		{name: "total_units_min", query: "total_units_min=1000", keep: func(r analytics.LogRecord) bool { return r.TotalTokens >= 1000 }},
+		{name: "total_units_max", query: "total_units_max=1000", keep: func(r analytics.LogRecord) bool { return r.TotalTokens <= 1000 }},
+		{name: "total_units range", query: "total_units_min=500&total_units_max=500", keep: func(r analytics.LogRecord) bool { return r.TotalTokens == 500 }},
+		{name: "cost range", query: "cost_min=0.5&cost_max=1.25", keep: func(r analytics.LogRecord) bool { return r.Cost >= 0.5 && r.Cost <= 1.25 }},
+		{name: "prompt_token range", query: "prompt_token_min=100&prompt_token_max=700", keep: func(r analytics.LogRecord) bool { return r.PromptTokens >= 100 && r.PromptTokens <= 700 }},
+		{name: "completion_token range", query: "completion_token_min=50&completion_token_max=400", keep: func(r analytics.LogRecord) bool {
 			return r.CompletionTokens >= 50 && r.CompletionTokens <= 400
 		}},
-		{name: "status_code", query: "status_code=429,500", keep: func(r gateway.LogRecord) bool { return r.StatusCode == 429 || r.StatusCode == 500 }},
-		{name: "virtual_keys", query: "virtual_keys=openai-prod", keep: func(r gateway.LogRecord) bool { return r.Provider == "@openai-prod" }},
-		{name: "providers", query: "providers=@anthropic-main&providers=openai-prod", keep: func(r gateway.LogRecord) bool { return r.Provider != "" }},
-		{name: "configs by slug", query: "configs=" + ta.ConfigSlug, keep: func(r gateway.LogRecord) bool { return r.ConfigID == ta.ConfigID }},
-		{name: "configs by id", query: "configs=" + ta.ConfigID, keep: func(r gateway.LogRecord) bool { return r.ConfigID == ta.ConfigID }},
-		{name: "configs unknown", query: "configs=no-such-config", keep: func(gateway.LogRecord) bool { return false }},
-		{name: "api_key_ids", query: "api_key_ids=" + ta.Keys[0] + "," + ta.Keys[2], keep: func(r gateway.LogRecord) bool { return in(ta.Keys[0], ta.Keys[2])(r.APIKeyID) }},
-		{name: "metadata", query: "metadata=" + url.QueryEscape(`{"_user":"alice","env":"prod"}`), keep: func(r gateway.LogRecord) bool {
+		{name: "status_code", query: "status_code=429,500", keep: func(r analytics.LogRecord) bool { return r.StatusCode == 429 || r.StatusCode == 500 }},
+		{name: "virtual_keys", query: "virtual_keys=openai-prod", keep: func(r analytics.LogRecord) bool { return r.Provider == "@openai-prod" }},
+		{name: "providers", query: "providers=@anthropic-main&providers=openai-prod", keep: func(r analytics.LogRecord) bool { return r.Provider != "" }},
+		{name: "configs by slug", query: "configs=" + ta.ConfigSlug, keep: func(r analytics.LogRecord) bool { return r.ConfigID == ta.ConfigID }},
+		{name: "configs by id", query: "configs=" + ta.ConfigID, keep: func(r analytics.LogRecord) bool { return r.ConfigID == ta.ConfigID }},
+		{name: "configs unknown", query: "configs=no-such-config", keep: func(analytics.LogRecord) bool { return false }},
+		{name: "api_key_ids", query: "api_key_ids=" + ta.Keys[0] + "," + ta.Keys[2], keep: func(r analytics.LogRecord) bool { return in(ta.Keys[0], ta.Keys[2])(r.APIKeyID) }},
+		{name: "metadata", query: "metadata=" + url.QueryEscape(`{"_user":"alice","env":"prod"}`), keep: func(r analytics.LogRecord) bool {
 			return r.Metadata["_user"] == "alice" && r.Metadata["env"] == "prod"
 		}},
-		{name: "models", query: "models=gpt-4o,claude-3", keep: func(r gateway.LogRecord) bool { return in("gpt-4o", "claude-3")(r.Model) }},
-		{name: "ai_org_model models", query: "ai_org_model=gpt-4o-mini", keep: func(r gateway.LogRecord) bool { return r.Model == "gpt-4o-mini" }},
-		{name: "ai_org_model several models", query: "ai_org_model=gpt-4o,claude-3", keep: func(r gateway.LogRecord) bool { return in("gpt-4o", "claude-3")(r.Model) }},
-		{name: "ai_org_model pairs", query: "ai_org_model=OpenAI__gpt-4o,anthropic__claude-3", keep: func(r gateway.LogRecord) bool {
+		{name: "models", query: "models=gpt-4o,claude-3", keep: func(r analytics.LogRecord) bool { return in("gpt-4o", "claude-3")(r.Model) }},
+		{name: "ai_org_model models", query: "ai_org_model=gpt-4o-mini", keep: func(r analytics.LogRecord) bool { return r.Model == "gpt-4o-mini" }},
+		{name: "ai_org_model several models", query: "ai_org_model=gpt-4o,claude-3", keep: func(r analytics.LogRecord) bool { return in("gpt-4o", "claude-3")(r.Model) }},
+		{name: "ai_org_model pairs", query: "ai_org_model=OpenAI__gpt-4o,anthropic__claude-3", keep: func(r analytics.LogRecord) bool {
 			return r.AIService == "openai" && r.Model == "gpt-4o" || r.AIService == "anthropic" && r.Model == "claude-3"
 		}},
-		{name: "trace_id", query: "trace_id=trace-3", keep: func(r gateway.LogRecord) bool { return r.TraceID == "trace-3" }},
-		{name: "span_id", query: "span_id=span-7", keep: func(r gateway.LogRecord) bool { return r.SpanID == "span-7" }},
-		{name: "prompt_slug", query: "prompt_slug=prompt-1", keep: func(r gateway.LogRecord) bool { return r.PromptID == "prompt-1" }},
-		{name: "several at once", query: "workspace_slug=team-a&status_code=200&models=gpt-4o&cost_min=0.2", keep: func(r gateway.LogRecord) bool {
+		{name: "trace_id", query: "trace_id=trace-3", keep: func(r analytics.LogRecord) bool { return r.TraceID == "trace-3" }},
+		{name: "span_id", query: "span_id=span-7", keep: func(r analytics.LogRecord) bool { return r.SpanID == "span-7" }},
+		{name: "prompt_slug", query: "prompt_slug=prompt-1", keep: func(r analytics.LogRecord) bool { return r.PromptID == "prompt-1" }},
+		{name: "several at once", query: "workspace_slug=team-a&status_code=200&models=gpt-4o&cost_min=0.2", keep: func(r analytics.LogRecord) bool {
 			return r.WorkspaceID == ta.WSA && r.StatusCode == 200 && r.Model == "gpt-4o" && r.Cost >= 0.2
 		}},
 	}
@@ -665,8 +665,8 @@ func TestTrafficRetention(t *testing.T) {
 	ta := newTrafficAPI(t)
 	now := ta.Now()
 	day := 24 * time.Hour
-	ago := func(d time.Duration) gateway.LogRecord {
-		return gateway.LogRecord{ID: uuid.NewString(), OrganisationID: ta.OrgID, WorkspaceID: ta.WSA, Model: "old-model",
+	ago := func(d time.Duration) analytics.LogRecord {
+		return analytics.LogRecord{ID: uuid.NewString(), OrganisationID: ta.OrgID, WorkspaceID: ta.WSA, Model: "old-model",
 			StatusCode: 200, Endpoint: "chatComplete", Method: "POST", Path: "/v1/chat/completions", CacheStatus: "MISS",
 			LogFormat: "v1", StartedAt: now.Add(-d), EndedAt: now.Add(-d)}
 	}
@@ -749,7 +749,7 @@ func TestAnalyticsGraphs(t *testing.T) {
 		})
 	}
 
-	total := func(kind string, f func(gateway.LogRecord) float64) {
+	total := func(kind string, f func(analytics.LogRecord) float64) {
 		r := ta.Admin(http.MethodGet, "/analytics/graphs/"+kind, nil)
 		want := 0.0
 		for _, row := range rows {
@@ -762,10 +762,10 @@ func TestAnalyticsGraphs(t *testing.T) {
 		}
 		assert.InDelta(t, want, sum, 1e-6, "%s: the buckets add up to the summary", kind)
 	}
-	total(analytics.GraphRequests, func(gateway.LogRecord) float64 { return 1 })
-	total(analytics.GraphCost, func(r gateway.LogRecord) float64 { return r.Cost })
-	total(analytics.GraphTokens, func(r gateway.LogRecord) float64 { return float64(r.TotalTokens) })
-	total(analytics.GraphErrors, func(r gateway.LogRecord) float64 {
+	total(analytics.GraphRequests, func(analytics.LogRecord) float64 { return 1 })
+	total(analytics.GraphCost, func(r analytics.LogRecord) float64 { return r.Cost })
+	total(analytics.GraphTokens, func(r analytics.LogRecord) float64 { return float64(r.TotalTokens) })
+	total(analytics.GraphErrors, func(r analytics.LogRecord) float64 {
 		if r.StatusCode >= 400 {
 			return 1
 		}
@@ -903,7 +903,7 @@ func TestTrafficAccess(t *testing.T) {
 	adminKey := key("/api-keys/organisation/service", map[string]any{"name": "adm", "scopes": scopes})
 	logsOnly := key("/api-keys/workspace/service", map[string]any{"name": "logs", "workspace_id": ta.WSA, "scopes": []string{"logs.view"}})
 
-	all, inA := len(ta.lastWeek(nil)), len(ta.lastWeek(func(r gateway.LogRecord) bool { return r.WorkspaceID == ta.WSA }))
+	all, inA := len(ta.lastWeek(nil)), len(ta.lastWeek(func(r analytics.LogRecord) bool { return r.WorkspaceID == ta.WSA }))
 	inB := all - inA
 	count := func(key, query string) (int, response) {
 		r := ta.Do(http.MethodGet, "/analytics/summary"+query, key, nil)
@@ -937,7 +937,7 @@ func TestTrafficAccess(t *testing.T) {
 	}
 
 	// A workspace key sees its own workspace's rows in the logs, and no other's.
-	var rowA, rowB, rowOther gateway.LogRecord
+	var rowA, rowB, rowOther analytics.LogRecord
 	for _, r := range ta.lastWeek(nil) {
 		switch r.WorkspaceID {
 		case ta.WSA:
@@ -1050,9 +1050,9 @@ func TestLogsViewAllData(t *testing.T) {
 	managerID, managerKey := userKey("mgr", manager)
 
 	// Rows of the member's two keys and the manager's key, beside the generated ones.
-	own := map[string][]gateway.LogRecord{}
+	own := map[string][]analytics.LogRecord{}
 	for i, keyID := range []string{memberID, memberID, memberID2, managerID, managerID} {
-		rec := gateway.LogRecord{ID: uuid.NewString(), TraceID: "t", OrganisationID: ta.OrgID, WorkspaceID: ta.WSA, APIKeyID: keyID,
+		rec := analytics.LogRecord{ID: uuid.NewString(), TraceID: "t", OrganisationID: ta.OrgID, WorkspaceID: ta.WSA, APIKeyID: keyID,
 			Model: "gpt-4o", Endpoint: "chatComplete", Method: "POST", Path: "/v1/chat/completions", StatusCode: 200,
 			CacheStatus: "DISABLED", LogFormat: "v1", StartedAt: ta.Now().Add(-time.Duration(i+1) * time.Hour), EndedAt: ta.Now()}
 		ta.insert(rec)
@@ -1062,8 +1062,8 @@ func TestLogsViewAllData(t *testing.T) {
 		}
 		own[owner] = append(own[owner], rec)
 	}
-	inA := len(ta.lastWeek(func(r gateway.LogRecord) bool { return r.WorkspaceID == ta.WSA }))
-	var someoneElses gateway.LogRecord
+	inA := len(ta.lastWeek(func(r analytics.LogRecord) bool { return r.WorkspaceID == ta.WSA }))
+	var someoneElses analytics.LogRecord
 	for _, r := range ta.lastWeek(nil) {
 		if r.WorkspaceID == ta.WSA && r.APIKeyID != memberID && r.APIKeyID != memberID2 && r.APIKeyID != managerID {
 			someoneElses = r

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/gateway"
@@ -24,7 +25,7 @@ type errorDetail struct {
 	Code    *string `json:"code"`
 	// DecidedBy names the rate-limit policy or budget that refused a gateway request, with
 	// its version, limit and usage.
-	DecidedBy *gateway.Decider `json:"decided_by,omitempty"`
+	DecidedBy *analytics.Decider `json:"decided_by,omitempty"`
 }
 
 // statusOf is the one mapping from application error codes to HTTP statuses.
@@ -89,7 +90,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 }
 
 // writeError is WriteError naming what decided a refusal; it returns the status answered.
-func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error, by *gateway.Decider) int {
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error, by *analytics.Decider) int {
 	e := asAppError(err)
 	status, ok := statusOf[e.Code]
 	if !ok {

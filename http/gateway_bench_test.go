@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/gateway/egress"
 	"github.com/causeway/causeway/gateway/providers"
@@ -21,7 +22,7 @@ import (
 
 type discardSink struct{}
 
-func (discardSink) Log(gateway.LogRecord) {}
+func (discardSink) Log(analytics.LogRecord) {}
 
 // BenchmarkGatewayChat is the hot path of one chat completion in process, with the real work
 // on: authentication from the routing index, validation, a rate-limit policy and a budget

@@ -22,10 +22,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/causeway/causeway/commands"
+	"github.com/causeway/causeway/analytics"
+	"github.com/causeway/causeway/analytics/sqlite"
 	"github.com/causeway/causeway/domain"
-	"github.com/causeway/causeway/gateway"
-	"github.com/causeway/causeway/projections/analytics"
+	"github.com/causeway/causeway/workers"
 )
 
 const exportsPath = "/logs/exports"
@@ -34,17 +34,17 @@ const exportsPath = "/logs/exports"
 // and the export worker running, as cmd/ runs it.
 type exportAPI struct {
 	*testAPI
-	Logs *analytics.SQLite
+	Logs *sqlite.Store
 	Dir  string
 	WS   string // a workspace of the organisation, holding most rows
-	Rows []gateway.LogRecord
+	Rows []analytics.LogRecord
 }
 
 // newExportAPI starts the worker over the log store, or over what wrap makes of it.
-func newExportAPI(t *testing.T, wrap func(commands.LogScanner) commands.LogScanner) *exportAPI {
+func newExportAPI(t *testing.T, wrap func(workers.LogScanner) workers.LogScanner) *exportAPI {
 	t.Helper()
 	api := newTestAPI(t)
-	logs, err := analytics.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "logs.db"))
+	logs, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "logs.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = logs.Close() })
 	dir := filepath.Join(t.TempDir(), "exports")
@@ -59,7 +59,7 @@ func newExportAPI(t *testing.T, wrap func(commands.LogScanner) commands.LogScann
 		if i%3 == 2 {
 			ws = other
 		}
-		r := gateway.LogRecord{ID: fmt.Sprintf("row-%02d", i), TraceID: "t", OrganisationID: api.OrgID, WorkspaceID: ws,
+		r := analytics.LogRecord{ID: fmt.Sprintf("row-%02d", i), TraceID: "t", OrganisationID: api.OrgID, WorkspaceID: ws,
 			AIService: "openai", Model: []string{"gpt-4o", "gpt-4o-mini"}[i%2], Endpoint: "chatComplete", Method: "POST",
 			Path: "/v1/chat/completions", StatusCode: []int{200, 429, 200, 500}[i%4], PromptTokens: i, CompletionTokens: 2 * i,
 			TotalTokens: 3 * i, Cost: float64(i) / 100, LatencyMS: 100, CacheStatus: "MISS", LogFormat: "v1",
@@ -70,15 +70,15 @@ func newExportAPI(t *testing.T, wrap func(commands.LogScanner) commands.LogScann
 		e.Rows = append(e.Rows, r)
 	}
 	// A row of another organisation in the same workspace id, which no export may show.
-	e.Rows = append(e.Rows, gateway.LogRecord{ID: "foreign", OrganisationID: "another-org", WorkspaceID: e.WS, Model: "gpt-4o",
+	e.Rows = append(e.Rows, analytics.LogRecord{ID: "foreign", OrganisationID: "another-org", WorkspaceID: e.WS, Model: "gpt-4o",
 		StatusCode: 200, StartedAt: api.Now().Add(-time.Minute)})
 	require.NoError(t, logs.Insert(context.Background(), e.Rows))
 
-	var scanner commands.LogScanner = logs
+	var scanner workers.LogScanner = logs
 	if wrap != nil {
 		scanner = wrap(logs)
 	}
-	worker, err := commands.NewLogExportWorker(api.Deps, api.Read, scanner, dir)
+	worker, err := workers.NewLogExportWorker(api.Deps, api.Read, scanner, dir)
 	require.NoError(t, err)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -138,8 +138,8 @@ func fetch(t *testing.T, link string) (int, http.Header, []byte) {
 }
 
 // rowsOf returns the ids the file holds, in order.
-func (e *exportAPI) wantIDs(keep func(gateway.LogRecord) bool) []string {
-	var rows []gateway.LogRecord
+func (e *exportAPI) wantIDs(keep func(analytics.LogRecord) bool) []string {
+	var rows []analytics.LogRecord
 	for _, r := range e.Rows {
 		if r.OrganisationID == e.OrgID && r.WorkspaceID == e.WS && keep(r) {
 			rows = append(rows, r)
@@ -197,7 +197,7 @@ func TestLogExportLifecycle(t *testing.T) {
 		"a started export's selection is fixed")
 
 	done := e.waitStatus(id, domain.ExportSuccess)
-	want := e.wantIDs(func(r gateway.LogRecord) bool { return r.StatusCode == 200 && r.Metadata["team"] == "a" })
+	want := e.wantIDs(func(r analytics.LogRecord) bool { return r.StatusCode == 200 && r.Metadata["team"] == "a" })
 	require.NotEmpty(t, want)
 	assert.Equal(t, float64(len(want)), done.Body["row_count"])
 	assert.NotEmpty(t, done.Str("started_at"))
@@ -246,7 +246,7 @@ func TestLogExportJSONLinesDownload(t *testing.T) {
 	status, header, data := fetch(t, dl.Str("signed_url"))
 	require.Equal(t, http.StatusOK, status, string(data))
 	assert.Equal(t, "application/x-ndjson", header.Get("Content-Type"))
-	want := e.wantIDs(func(r gateway.LogRecord) bool { return r.Model == "gpt-4o" })[5:10]
+	want := e.wantIDs(func(r analytics.LogRecord) bool { return r.Model == "gpt-4o" })[5:10]
 	var ids []string
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		var row map[string]any
@@ -284,15 +284,15 @@ func errorCode(r response) *string {
 
 // pauseStore pauses each scan after its first row until released.
 type pauseStore struct {
-	commands.LogScanner
+	workers.LogScanner
 	reached chan struct{}
 	release chan struct{}
 	once    sync.Once
 }
 
-func (p *pauseStore) ScanLogs(ctx context.Context, f analytics.Filter, fn func(gateway.LogRecord) error) error {
+func (p *pauseStore) ScanLogs(ctx context.Context, f analytics.Filter, fn func(analytics.LogRecord) error) error {
 	first := true
-	return p.LogScanner.ScanLogs(ctx, f, func(r gateway.LogRecord) error {
+	return p.LogScanner.ScanLogs(ctx, f, func(r analytics.LogRecord) error {
 		if first {
 			first = false
 			p.once.Do(func() { close(p.reached) })
@@ -308,7 +308,7 @@ func (p *pauseStore) ScanLogs(ctx context.Context, f analytics.Filter, fn func(g
 // Cancelling a running export stops its worker between rows and leaves no file.
 func TestLogExportCancelRunning(t *testing.T) {
 	pause := &pauseStore{reached: make(chan struct{}), release: make(chan struct{})}
-	e := newExportAPI(t, func(s commands.LogScanner) commands.LogScanner { pause.LogScanner = s; return pause })
+	e := newExportAPI(t, func(s workers.LogScanner) workers.LogScanner { pause.LogScanner = s; return pause })
 	defer close(pause.release)
 	id := e.create(e.body())
 	require.Equal(t, http.StatusOK, e.Admin(http.MethodPost, exportsPath+"/"+id+"/start", nil).Status)
@@ -329,15 +329,15 @@ func TestLogExportCancelRunning(t *testing.T) {
 }
 
 // brokenStore fails every scan.
-type brokenStore struct{ commands.LogScanner }
+type brokenStore struct{ workers.LogScanner }
 
-func (brokenStore) ScanLogs(context.Context, analytics.Filter, func(gateway.LogRecord) error) error {
+func (brokenStore) ScanLogs(context.Context, analytics.Filter, func(analytics.LogRecord) error) error {
 	return errors.New("no such table: request_logs")
 }
 
 // An export whose rows cannot be read fails, with a reason that tells nothing internal.
 func TestLogExportFails(t *testing.T) {
-	e := newExportAPI(t, func(s commands.LogScanner) commands.LogScanner { return brokenStore{s} })
+	e := newExportAPI(t, func(s workers.LogScanner) workers.LogScanner { return brokenStore{s} })
 	id := e.create(e.body())
 	require.Equal(t, http.StatusOK, e.Admin(http.MethodPost, exportsPath+"/"+id+"/start", nil).Status)
 	r := e.waitStatus(id, domain.ExportFailed)

@@ -11,9 +11,8 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/domain"
-	"github.com/causeway/causeway/gateway"
-	"github.com/causeway/causeway/projections/analytics"
 )
 
 // logAnswer is the reference's LogObject: the request and response as the gateway saw them,
@@ -30,7 +29,7 @@ type logAnswer struct {
 	Metrics        logMetrics  `json:"metrics"`
 	// Provenance is what decided the request: the policy or budget that refused it (with its
 	// version), the budgets charged, the config version that routed it.
-	Provenance *gateway.Provenance `json:"provenance,omitempty"`
+	Provenance *analytics.Provenance `json:"provenance,omitempty"`
 }
 
 // logRequest carries the gateway's own headers under gatewayHeaders, the reference's
@@ -110,7 +109,7 @@ type logMetrics struct {
 
 // logView renders a row; bodies only when asked for, as list pages would otherwise carry up
 // to a thousand of them.
-func (a *Admin) logView(rec gateway.LogRecord, withBodies bool) logAnswer {
+func (a *Admin) logView(rec analytics.LogRecord, withBodies bool) logAnswer {
 	headers := map[string]string{}
 	for name, v := range map[string]string{"x-gateway-trace-id": rec.TraceID, "x-gateway-span-id": rec.SpanID,
 		"x-gateway-parent-span-id": rec.ParentSpanID, "x-gateway-span-name": rec.SpanName} {

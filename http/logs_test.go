@@ -12,12 +12,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/causeway/causeway/gateway"
+	"github.com/causeway/causeway/analytics"
 )
 
 func TestGetLog(t *testing.T) {
 	ta := newTrafficAPI(t)
-	rec := gateway.LogRecord{ID: uuid.NewString(), TraceID: "trace-x", SpanID: "span-x", ParentSpanID: "span-p", SpanName: "llm",
+	rec := analytics.LogRecord{ID: uuid.NewString(), TraceID: "trace-x", SpanID: "span-x", ParentSpanID: "span-p", SpanName: "llm",
 		OrganisationID: ta.OrgID, WorkspaceID: ta.WSA, APIKeyID: ta.Keys[1], Provider: "@openai-prod", AIService: "openai",
 		Model: "gpt-4o", ConfigID: ta.ConfigID, PromptID: "prompt-9", Endpoint: "chatComplete", Method: "POST",
 		Path: "/v1/chat/completions", StatusCode: 200, PromptTokens: 12, CompletionTokens: 30, TotalTokens: 42,
@@ -84,7 +84,7 @@ func TestGetLog(t *testing.T) {
 func TestListLogs(t *testing.T) {
 	ta := newTrafficAPI(t)
 	rows := ta.lastWeek(nil)
-	slices.SortFunc(rows, func(a, b gateway.LogRecord) int { return b.StartedAt.Compare(a.StartedAt) })
+	slices.SortFunc(rows, func(a, b analytics.LogRecord) int { return b.StartedAt.Compare(a.StartedAt) })
 
 	r := ta.Admin(http.MethodGet, "/logs?page_size=1000", nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))

@@ -4,11 +4,10 @@ import (
 	"context"
 	"time"
 
+	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
-	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/projections"
-	"github.com/causeway/causeway/projections/analytics"
 )
 
 // The admin API reads only through these interfaces, one per area. The in-memory read model
@@ -77,15 +76,15 @@ type ReadModel interface {
 var _ ReadModel = (*projections.Model)(nil)
 
 // AnalyticsStore is the request log store behind the analytics, logs and export routes:
-// analytics.SQLite in embedded mode, analytics.ClickHouse in server mode.
+// analytics/sqlite in embedded mode, analytics/clickhouse in server mode.
 type AnalyticsStore interface {
 	Groups(ctx context.Context, q analytics.GroupsQuery) (analytics.GroupsResult, error)
 	Graph(ctx context.Context, q analytics.GraphQuery) (analytics.Graph, error)
 	Summary(ctx context.Context, f analytics.Filter) (analytics.Summary, error)
 	CacheSummary(ctx context.Context, f analytics.Filter) (analytics.CacheSummary, error)
 	// Log returns one row of the organisation; false when there is none.
-	Log(ctx context.Context, orgID, id string) (gateway.LogRecord, bool, error)
+	Log(ctx context.Context, orgID, id string) (analytics.LogRecord, bool, error)
 	Logs(ctx context.Context, q analytics.LogsQuery) (analytics.LogsPage, error)
 	// ScanLogs calls fn for every row of f, oldest first, stopping at fn's first error.
-	ScanLogs(ctx context.Context, f analytics.Filter, fn func(gateway.LogRecord) error) error
+	ScanLogs(ctx context.Context, f analytics.Filter, fn func(analytics.LogRecord) error) error
 }

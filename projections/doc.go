@@ -2,7 +2,8 @@
 // from a subscription to the global stream through a watermill router, each with its own
 // checkpoint. PostgreSQL read models write their rows and their checkpoint in one transaction;
 // the same handlers feed the in-memory models (embedded mode, and every gateway process's
-// routing tables). The analytics sink batches request logs into ClickHouse or SQLite.
+// routing tables). Request logs are no projection (the event stream does not feed them): they
+// are the analytics/ wing's.
 //
 // It imports domain/ and the eventstore contract, never HTTP.
 package projections

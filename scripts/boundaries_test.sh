@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Proves scripts/boundaries.sh catches a breach: the tree as it is passes, and the same check
 # fails once a file importing a database driver is planted in the event store contract, or one
-# importing a driver in the data plane
-# (through go list's -overlay, so the tree is not touched), or once a rule is given that a
-# backend breaks.
+# importing a driver in the data plane, or once each rule on commands/, analytics/ and workers/
+# is broken by a planted import (through go list's -overlay, so the tree is not touched), or
+# once a rule is given that a backend breaks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
@@ -33,6 +33,31 @@ if GOFLAGS="-overlay=$tmp/overlay_gateway.json" bash scripts/boundaries.sh 2>"$t
 	fail "a driver planted in ./gateway passed"
 fi
 grep -q '^  github.com/jackc/pgx/v5$' "$tmp/out" || fail "the breach report does not name pgx: $(cat "$tmp/out")"
+
+# plant DIR PACKAGE IMPORT RULE: a file of PACKAGE in DIR importing IMPORT must fail the rule
+# on RULE (a rule's packages, as the table spells them), and the report must name IMPORT.
+plant() {
+	local dir=$1 pkg=$2 imp=$3 rule=$4 name
+	name=$(printf '%s' "$dir" | tr '/' '_')
+	printf 'package %s\n\nimport _ "%s"\n' "$pkg" "$imp" >"$tmp/breach_$name.go"
+	printf '{"Replace":{"%s":"%s"}}\n' "$PWD/$dir/zz_breach.go" "$tmp/breach_$name.go" >"$tmp/overlay_$name.json"
+	if GOFLAGS="-overlay=$tmp/overlay_$name.json" bash scripts/boundaries.sh 2>"$tmp/out"; then
+		fail "$imp planted in ./$dir passed"
+	fi
+	grep -qF "boundaries: $rule breaks a rule" "$tmp/out" || fail "the rule on $rule did not catch $imp in ./$dir: $(cat "$tmp/out")"
+	grep -qx "  $imp" "$tmp/out" || fail "the breach report does not name $imp: $(cat "$tmp/out")"
+}
+
+# The write side links no request logs (nor, through them, a driver), and the request-log wing
+# no commands: neither imports the other.
+plant commands commands github.com/causeway/causeway/analytics ./commands/...
+plant commands commands github.com/ClickHouse/clickhouse-go/v2 ./commands/...
+plant analytics analytics github.com/causeway/causeway/commands ./analytics/...
+plant analytics/sqlite sqlite github.com/causeway/causeway/gateway ./analytics/...
+# The record the gateway imports, and the SQL the stores share, link no driver.
+plant analytics analytics modernc.org/sqlite ./analytics
+plant analytics/internal/sqlstore sqlstore github.com/ClickHouse/clickhouse-go/v2 ./analytics/internal/sqlstore
+plant workers workers github.com/causeway/causeway/projections ./workers/...
 
 echo 'deps ./eventstore/postgres ^github\.com/jackc/pgx(/|$) planted: a backend holds its driver' >"$tmp/rules"
 if bash scripts/boundaries.sh "$tmp/rules" 2>"$tmp/out"; then

@@ -15,10 +15,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/causeway/causeway/analytics"
+	"github.com/causeway/causeway/analytics/chserver"
+	"github.com/causeway/causeway/analytics/sqlite"
 	"github.com/causeway/causeway/gateway/providers/providertest"
 	"github.com/causeway/causeway/migrations/migrationstest"
-	"github.com/causeway/causeway/projections/analytics"
-	"github.com/causeway/causeway/projections/analytics/chserver"
 )
 
 // chatThrough sends a chat completion body through the gateway with key, to the OpenAI
@@ -90,7 +91,7 @@ func TestCleanStopFlushesRequestLogs(t *testing.T) {
 	// one-second flush.
 	require.NoError(t, m.Close())
 
-	store, err := analytics.OpenSQLite(context.Background(), filepath.Join(dir, "analytics.db"))
+	store, err := sqlite.Open(context.Background(), filepath.Join(dir, "analytics.db"))
 	require.NoError(t, err)
 	defer store.Close()
 	assert.Equal(t, map[string]int64{"200": n}, requestsByStatus(t, store, org))

@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
@@ -29,7 +30,7 @@ import (
 	httpapi "github.com/causeway/causeway/http"
 	"github.com/causeway/causeway/ledger"
 	"github.com/causeway/causeway/projections"
-	"github.com/causeway/causeway/projections/analytics"
+	"github.com/causeway/causeway/workers"
 )
 
 // Main is the whole product in one value: main() and the end-to-end tests both build one,
@@ -431,7 +432,7 @@ func (m *Main) startLogExports(admin *httpapi.Admin) error {
 	if !admin.Features.DataExports {
 		return nil
 	}
-	w, err := commands.NewLogExportWorker(admin.Deps, m.Read, m.Analytics, admin.ExportDir)
+	w, err := workers.NewLogExportWorker(admin.Deps, m.Read, m.Analytics, admin.ExportDir)
 	if err != nil {
 		return err
 	}

@@ -10,10 +10,12 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/causeway/causeway/analytics"
+	"github.com/causeway/causeway/analytics/clickhouse"
+	"github.com/causeway/causeway/analytics/sqlite"
 	"github.com/causeway/causeway/eventstore"
 	httpapi "github.com/causeway/causeway/http"
 	"github.com/causeway/causeway/migrations"
-	"github.com/causeway/causeway/projections/analytics"
 )
 
 // backend is an opened read-side store: how health checks it and how to close it. Each is
@@ -66,7 +68,7 @@ func openAnalytics(ctx context.Context, cfg Config, log *slog.Logger) (analytics
 	if cfg.ClickHouseURL != "" {
 		// A ClickHouse that is down at start does not stop the gateway: the schema is applied
 		// when it answers, request logs wait in the spool until then, and health says so.
-		ch, err := analytics.ConnectClickHouse(cfg.ClickHouseURL)
+		ch, err := clickhouse.Connect(cfg.ClickHouseURL)
 		if err != nil {
 			return nil, backend{}, fmt.Errorf("CLICKHOUSE_URL: %v", redactErr(err, cfg.ClickHouseURL))
 		}
@@ -80,7 +82,7 @@ func openAnalytics(ctx context.Context, cfg Config, log *slog.Logger) (analytics
 		}, nil
 	}
 	path := filepath.Join(cfg.DataDir, "analytics.db")
-	db, err := analytics.OpenSQLite(ctx, path)
+	db, err := sqlite.Open(ctx, path)
 	if err != nil {
 		return nil, backend{}, fmt.Errorf("analytics %s: %w", path, err)
 	}

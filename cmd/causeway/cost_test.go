@@ -13,10 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/causeway/causeway/gateway"
+	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/gateway/providers/providertest"
 	"github.com/causeway/causeway/migrations/migrationstest"
-	"github.com/causeway/causeway/projections/analytics"
 )
 
 // Anthropic's cache reads and writes, through the gateway, reach the stored row and its cost:
@@ -133,7 +132,7 @@ func testAnthropicCacheCost(t *testing.T, m *Main) {
 		Filter: analytics.Filter{OrganisationID: m.Bootstrap.OrganisationID}, PageSize: analytics.MaxPageSize})
 	require.NoError(t, err)
 	require.Len(t, page.Rows, len(cases))
-	byCase := map[string]gateway.LogRecord{}
+	byCase := map[string]analytics.LogRecord{}
 	for _, r := range page.Rows {
 		byCase[r.Metadata["case"]] = r
 	}

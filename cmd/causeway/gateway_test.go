@@ -15,9 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/causeway/causeway/gateway"
+	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/gateway/providers/providertest"
-	"github.com/causeway/causeway/projections/analytics"
 )
 
 const gatewayKey = "gateway-test-admin-key-00000000001"
@@ -230,14 +229,14 @@ func TestGatewayLogsEveryRequest(t *testing.T) {
 	_, err = client.Chat.Completions.New(context.Background(), bad)
 	require.Error(t, err)
 
-	var records []gateway.LogRecord
+	var records []analytics.LogRecord
 	require.Eventually(t, func() bool {
 		page, err := m.Analytics.Logs(context.Background(), analytics.LogsQuery{
 			Filter: analytics.Filter{OrganisationID: m.Bootstrap.OrganisationID}})
 		records = page.Rows
 		return err == nil && len(records) == 2
 	}, 5*time.Second, 10*time.Millisecond)
-	slices.SortFunc(records, func(a, b gateway.LogRecord) int { return a.StatusCode - b.StatusCode })
+	slices.SortFunc(records, func(a, b analytics.LogRecord) int { return a.StatusCode - b.StatusCode })
 	ok := records[0]
 	assert.Equal(t, "trace-42", ok.TraceID)
 	assert.Equal(t, 200, ok.StatusCode)

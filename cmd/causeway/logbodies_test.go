@@ -14,9 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/causeway/causeway/gateway"
+	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/gateway/providers/providertest"
-	"github.com/causeway/causeway/projections/analytics"
 )
 
 // getRaw GETs url with the admin key and answers the body, which must come with a 200.
@@ -116,7 +115,7 @@ func TestLogStoredBeforeEncodingsIsServedAsValidJSON(t *testing.T) {
 	req := []byte("{\"messages\":[{\"role\":\"user\",\"content\":\"caf\xe9\"}]}")
 	resp := []byte("{\"choices\":[{\"text\":\"\xed\xa0\x80\xff\"}]}")
 	now := time.Now().UTC()
-	require.NoError(t, m.Analytics.Insert(ctx, []gateway.LogRecord{{
+	require.NoError(t, m.Analytics.Insert(ctx, []analytics.LogRecord{{
 		ID: "log-before-encodings", TraceID: "trace-old", OrganisationID: m.Bootstrap.OrganisationID, WorkspaceID: ws,
 		AIService: "openai", Model: "gpt-4o-mini", Endpoint: "chatComplete", Method: "POST", Path: "/v1/chat/completions",
 		StatusCode: 200, CacheStatus: analytics.CacheMiss, LogFormat: "v1", RequestBody: req, ResponseBody: resp,

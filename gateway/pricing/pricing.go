@@ -2,7 +2,7 @@
 //
 // Units. Prices are USD cents per token (per unit for additional units), the unit of the
 // reference's ModelPricingConfig: 0.00025 is $2.50 per million tokens. Costs (Cost, and
-// gateway.LogRecord.Cost that the gateway fills as it settles a request, hence the analytics
+// analytics.LogRecord.Cost that the gateway fills as it settles a request, hence the analytics
 // cost column) are USD.
 //
 // Sources, in the specification's order (part 8):
@@ -33,8 +33,8 @@
 // domain.NormaliseProvider: lower case, and aliases resolved (mistral → mistral-ai, azure →
 // azure-openai, gemini → google, vertex → vertex-ai, together → together-ai).
 //
-// The package imports domain (the price types and names) and gateway (LogRecord); nothing
-// of HTTP or storage.
+// The package imports domain (the price types and names) and gateway/providers (the usage
+// it prices); nothing of HTTP or storage.
 package pricing
 
 import (

@@ -1,3 +1,3 @@
--- What decided each request (gateway.Provenance as JSON; '' when nothing did): the policy or
+-- What decided each request (analytics.Provenance as JSON; '' when nothing did): the policy or
 -- budget that refused it, the budgets charged, the config version that routed it.
 ALTER TABLE request_logs ADD COLUMN provenance TEXT NOT NULL DEFAULT '';

@@ -1,5 +1,0 @@
-package analytics
-
-// Small scan pages make the contract suite's scans cross many page boundaries, one of them
-// inside the run of rows that share a started_at (191 of the organisation's rows).
-func init() { scanPageSize = 149 }
