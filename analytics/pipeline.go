@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,12 @@ type Options struct {
 	// Defaults 500 µs and 1 ms; a negative Pause never pauses.
 	Slice time.Duration
 	Pause time.Duration
+	// Log hears the store going down (WARN) and coming back (INFO), once each time; default
+	// slog.Default().
+	Log *slog.Logger
+	// Journal, when set, takes every row before Log returns (see Journal), and the rows a
+	// previous run left in it are stored first by Run.
+	Journal *Journal
 }
 
 func (o Options) withDefaults(w Writer) Options {
@@ -62,6 +69,9 @@ func (o Options) withDefaults(w Writer) Options {
 	}
 	if o.Pause == 0 {
 		o.Pause = time.Millisecond
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
 	}
 	return o
 }
@@ -110,6 +120,9 @@ type Pipeline struct {
 	// writerDown sends batches straight to the spool while the drain loop finds the writer
 	// failing, rather than making every flush wait out a failing insert first.
 	writerDown atomic.Bool
+	// outage is set from the first failed insert to the next successful one: the store's
+	// going down and coming back are each logged once.
+	outage     atomic.Bool
 	received   atomic.Int64
 	bufferFull atomic.Int64
 	inserted   atomic.Int64
@@ -145,10 +158,16 @@ func (p *Pipeline) Log(rec LogRecord) {
 		// The writers store a row sent twice (a retry, the spool's redelivery) once by its id.
 		rec.ID = uuid.NewString()
 	}
+	if j := p.opts.Journal; j != nil {
+		if err := j.Append(&rec); err != nil {
+			p.setErr(err)
+		}
+	}
 	p.mu.Lock()
 	if p.closed || len(p.queue) >= p.opts.Buffer {
 		p.mu.Unlock()
 		p.bufferFull.Add(1)
+		// A refused row stays in the journal: the next start stores it.
 		return
 	}
 	p.queue = append(p.queue, rec)
@@ -213,6 +232,13 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	drained.Go(func() { p.drain(runCtx) })
 	// Inserts outlive ctx: a row taken is owed to the writer or the spool.
 	insertCtx := context.WithoutCancel(ctx)
+	if j := p.opts.Journal; j != nil {
+		// The rows a run that did not stop cleanly left in the journal are stored first.
+		if rows := j.Replay(); len(rows) > 0 {
+			p.received.Add(int64(len(rows)))
+			p.flushAll(insertCtx, p.add(insertCtx, nil, rows))
+		}
+	}
 
 	// batch holds at most BatchSize rows; spare is the queue's other slice (see take). A row
 	// waits at most FlushInterval: the ticker takes and stores whatever is queued.
@@ -228,6 +254,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			spare = taken[:0]
 			p.needFor(len(batch))
 		case <-tick.C:
+			if j := p.opts.Journal; j != nil {
+				if err := j.Sync(); err != nil {
+					p.setErr(fmt.Errorf("sync journal: %w", err))
+				}
+			}
 			taken := p.take(spare, false)
 			batch = p.flushAll(insertCtx, p.add(insertCtx, batch, taken))
 			clear(taken)
@@ -300,19 +331,29 @@ func (p *Pipeline) flush(ctx context.Context, batch []LogRecord) {
 		err := p.insert(ctx, batch)
 		if err == nil {
 			p.inserted.Add(int64(len(batch)))
+			p.stored(batch)
+			p.recovered()
 			return
 		}
 		p.writerDown.Store(true)
-		p.setErr(fmt.Errorf("insert: %w", err))
+		p.failed(fmt.Errorf("insert: %w", err))
 	}
 	if err := p.spool.Append(batch); err != nil {
 		p.setErr(fmt.Errorf("spool %d rows: %w", len(batch), err))
 		p.errMu.Lock()
 		p.closeErr = err
 		p.errMu.Unlock()
-		return
+		return // the rows stay in the journal, if there is one: the next start stores them
 	}
 	p.spooled.Add(int64(len(batch)))
+	p.stored(batch)
+}
+
+// stored tells the journal that batch is stored (in the writer or the fsynced spool).
+func (p *Pipeline) stored(batch []LogRecord) {
+	if j := p.opts.Journal; j != nil {
+		j.Stored(batch)
+	}
 }
 
 func (p *Pipeline) insert(ctx context.Context, rows []LogRecord) error {
@@ -390,7 +431,7 @@ func (p *Pipeline) drain(ctx context.Context) {
 				return
 			}
 			p.writerDown.Store(true)
-			p.setErr(fmt.Errorf("insert spooled rows: %w", err))
+			p.failed(fmt.Errorf("insert spooled rows: %w", err))
 			if !sleep(ctx, backoff) {
 				return
 			}
@@ -399,6 +440,7 @@ func (p *Pipeline) drain(ctx context.Context) {
 		}
 		backoff = p.opts.RetryMin
 		p.inserted.Add(int64(len(rows)))
+		p.recovered()
 		if err := p.spool.Ack(mark); err != nil {
 			p.setErr(fmt.Errorf("acknowledge spool: %w", err))
 			if !sleep(ctx, backoff) {
@@ -449,6 +491,25 @@ func (p *Pipeline) Stats() Stats {
 		Dropped:    p.spool.Dropped(),
 		Corrupt:    p.spool.Corrupt(),
 		LastError:  last,
+	}
+}
+
+// failed records an insert's failure; the first of an outage is logged.
+func (p *Pipeline) failed(err error) {
+	p.setErr(err)
+	if p.outage.CompareAndSwap(false, true) {
+		p.opts.Log.Warn("request log store down: rows go to the spool until it is back", "err", err,
+			"spool_bytes", p.spool.Bytes())
+	}
+}
+
+// recovered ends an outage at a successful insert: it is logged, and the last error cleared.
+func (p *Pipeline) recovered() {
+	if p.outage.CompareAndSwap(true, false) {
+		p.errMu.Lock()
+		p.lastErr = ""
+		p.errMu.Unlock()
+		p.opts.Log.Info("request log store is back: spooled rows are being sent", "spool_bytes", p.spool.Bytes())
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -218,8 +220,10 @@ func TestPipelineOutage(t *testing.T) {
 	w := newMapWriter()
 	w.setDown(true)
 	spool := openSpool(t, t.TempDir(), 64<<20)
+	var logged lockedBuffer
 	r := startPipeline(t, w, spool, Options{
 		BatchSize: 300, FlushInterval: 10 * time.Millisecond, RetryMin: 5 * time.Millisecond, RetryMax: 40 * time.Millisecond,
+		Log: slog.New(slog.NewTextHandler(&logged, nil)),
 	})
 	publish(t, r.p, 0, n)
 	require.Eventually(t, func() bool { return r.p.Stats().Spooled == n }, 10*time.Second, 5*time.Millisecond)
@@ -241,6 +245,29 @@ func TestPipelineOutage(t *testing.T) {
 	stats := r.p.Stats()
 	assert.EqualValues(t, n, stats.Inserted)
 	assert.Zero(t, stats.Dropped)
+	// The outage is told once as it starts and once as it ends, and health's last error is
+	// cleared.
+	assert.Equal(t, 1, strings.Count(logged.String(), "level=WARN msg=\"request log store down"), logged.String())
+	assert.Equal(t, 1, strings.Count(logged.String(), "level=INFO msg=\"request log store is back"), logged.String())
+	assert.Empty(t, stats.LastError)
+}
+
+// lockedBuffer is a log destination safe for the pipeline's goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func TestPipelineRestartDeliversSpool(t *testing.T) {

@@ -58,6 +58,8 @@ type LogRecord struct {
 
 	StartedAt time.Time `json:"started_at"`
 	EndedAt   time.Time `json:"ended_at"`
+
+	journal uint64 // the journal segment holding the row until it is stored; 0: none
 }
 
 // LogSink takes log records without ever holding up the request that made them. The Pipeline

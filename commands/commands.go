@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/google/uuid"
@@ -51,6 +52,9 @@ type Request struct {
 	// Fingerprint identifies what the request asks (see Fingerprint); with an idempotency key
 	// it is kept with the events, so that a retry can be told from another request.
 	Fingerprint string
+	// IfMatch, when set, is the stream revision the client last read (an If-Match ETag): the
+	// command is refused with 412 when the stream has moved past it, and is not retried.
+	IfMatch *uint64
 }
 
 type requestKey struct{}
@@ -162,9 +166,15 @@ func Load[A domain.Aggregate](ctx context.Context, d Deps, stream string, newAgg
 	return agg, err
 }
 
-// maxConflictRetries bounds how often a command is re-decided after another writer changed
-// its stream between load and append.
-const maxConflictRetries = 5
+// conflictWindow bounds how long a command is re-decided after other writers changed its
+// stream between load and append: a plain write retries its conflicts until then (with a
+// short, growing, jittered pause), so ordinary contention never fails it; only a write that
+// asked for optimistic concurrency (If-Match) is refused when the stream has moved.
+const (
+	conflictWindow   = 10 * time.Second
+	conflictPause    = time.Millisecond
+	conflictPauseMax = 50 * time.Millisecond
+)
 
 // execute is every command's core: load the stream, decide, append with the exact revision
 // read, and on a conflict start again from a fresh load. A request that repeats an earlier
@@ -174,7 +184,9 @@ func execute[A domain.Aggregate](ctx context.Context, d Deps, stream string, new
 	firstID := eventIDs(ctx, stream, 1)[0]
 	req := RequestFrom(ctx)
 	idempotent := req.IdempotencyKey != ""
-	for attempt := 0; ; attempt++ {
+	deadline := time.Now().Add(conflictWindow)
+	pause := conflictPause
+	for {
 		agg := newAgg()
 		expected, recs, err := load(ctx, d, stream, agg)
 		if err != nil {
@@ -190,6 +202,11 @@ func execute[A domain.Aggregate](ctx context.Context, d Deps, stream string, new
 				}
 			}
 		}
+		if req.IfMatch != nil && len(recs) > 0 && recs[len(recs)-1].Revision != *req.IfMatch {
+			return Result{}, domain.Errorf(domain.CodePrecondition,
+				"the resource is at revision %d, not the revision %d that If-Match names: read it again",
+				recs[len(recs)-1].Revision, *req.IfMatch)
+		}
 		events, err := decide(agg)
 		if err != nil {
 			return Result{}, err
@@ -197,9 +214,20 @@ func execute[A domain.Aggregate](ctx context.Context, d Deps, stream string, new
 		if len(events) == 0 {
 			return Result{}, nil
 		}
+		if req.IfMatch != nil {
+			expected = eventstore.Exact(*req.IfMatch)
+		}
 		res, err := appendEvents(ctx, d, stream, expected, events)
-		if errors.Is(err, eventstore.ErrWrongExpectedVersion) && attempt < maxConflictRetries {
-			continue
+		if errors.Is(err, eventstore.ErrWrongExpectedVersion) {
+			if req.IfMatch != nil {
+				return Result{}, domain.Errorf(domain.CodePrecondition,
+					"the resource moved past the revision %d that If-Match names: read it again", *req.IfMatch)
+			}
+			if time.Now().Before(deadline) && ctx.Err() == nil {
+				time.Sleep(pause/2 + rand.N(pause))
+				pause = min(2*pause, conflictPauseMax)
+				continue
+			}
 		}
 		if err != nil {
 			return Result{}, err

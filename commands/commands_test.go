@@ -128,6 +128,57 @@ func TestExecuteRetriesConflicts(t *testing.T) {
 	assert.Equal(t, 14.0, p.Value, "every increment landed on the one before it")
 }
 
+// Fifty plain writes of one resource at once all land: conflicts are retried until a time
+// bound, not a count. With If-Match, a write decided on a revision the resource has moved past
+// is refused with 412, and one on the current revision lands.
+func TestPlainWritesRetryAndIfMatchRefusesStaleOnes(t *testing.T) {
+	d := testDeps(t)
+	ctx := WithRequest(context.Background(), Request{Actor: domain.System("org")})
+	stream := domain.Stream(domain.RateLimitPolicyPrefix, "p-1")
+	v := 0.0
+	_, err := execute(ctx, d, stream, newRateLimitPolicy, func(p *domain.RateLimitPolicy) ([]domain.Event, error) {
+		v = 1
+		return p.Create(domain.CreateRateLimitPolicy{PolicyID: "p-1", OrganisationID: "org", WorkspaceID: "ws",
+			Conditions: []domain.Condition{{Key: "api_key", Value: "k"}}, GroupBy: []domain.GroupBy{{Key: "api_key"}},
+			Type: "requests", Unit: "rpm", Value: &v}, d.Now())
+	})
+	require.NoError(t, err)
+	increment := func(p *domain.RateLimitPolicy) ([]domain.Event, error) {
+		next := p.Value + 1
+		return p.Update(domain.UpdateRateLimitPolicy{Value: &next}, d.Now())
+	}
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			_, err := execute(ctx, d, stream, newRateLimitPolicy, increment)
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	p, err := Load(ctx, d, stream, newRateLimitPolicy)
+	require.NoError(t, err)
+	require.Equal(t, 51.0, p.Value, "all fifty landed")
+
+	recs, err := d.Store.(eventstore.Store).ReadStream(context.Background(), stream, eventstore.Forwards, 0, 1000)
+	require.NoError(t, err)
+	current := recs[len(recs)-1].Revision
+	stale := current - 3
+	_, err = execute(WithRequest(context.Background(), Request{Actor: domain.System("org"), IfMatch: &stale}),
+		d, stream, newRateLimitPolicy, increment)
+	require.Error(t, err)
+	var appErr *domain.Error
+	require.ErrorAs(t, err, &appErr)
+	require.Equal(t, domain.CodePrecondition, appErr.Code)
+	require.Contains(t, appErr.Message, "not the revision")
+
+	_, err = execute(WithRequest(context.Background(), Request{Actor: domain.System("org"), IfMatch: &current}),
+		d, stream, newRateLimitPolicy, increment)
+	require.NoError(t, err, "If-Match on the current revision lands")
+	p, err = Load(ctx, d, stream, newRateLimitPolicy)
+	require.NoError(t, err)
+	require.Equal(t, 52.0, p.Value)
+}
+
 // A request that repeats an idempotency key writes nothing and reports the first result.
 func TestIdempotencyKeyReplaysWithoutWriting(t *testing.T) {
 	d := testDeps(t)

@@ -30,6 +30,8 @@ const (
 	// CodeUnprocessable: well formed, but it cannot be done as sent (an idempotency key
 	// already used for another request): 422.
 	CodeUnprocessable Code = "unprocessable"
+	// CodePrecondition: the request's If-Match names a revision the resource has moved past: 412.
+	CodePrecondition Code = "precondition_failed"
 )
 
 // Error is the one error type of the application. Message is safe to show to the client;

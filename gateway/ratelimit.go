@@ -5,11 +5,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/ledger"
 )
 
 // Limit is one rate limit that applies to a request: which counter (Bucket), of what (requests
@@ -35,27 +35,27 @@ func (l Limit) Describe() string {
 }
 
 // Limiter counts requests and tokens in fixed windows aligned to their unit (the minute, the
-// hour, the UTC day, the week from Monday). It is exact within one process: every limit of a
-// request is checked before any is consumed, under one lock, so a refused request consumes
-// nothing. Token limits admit a request while the window has room and are charged with the
-// answer's actual usage (Charge).
+// hour, the UTC day, the week from Monday). Each window is a transient counter of the usage
+// ledger (ledger.KindRateLimit), so it is exact as the ledger's budgets are: within one
+// process, every limit of a request is checked before any is consumed, under one lock, so a
+// refused request consumes nothing; across instances sharing a ledger, through its leases.
+// Request limits are consumed on admission. Token limits admit a request while the window has
+// room for one more token, and are charged with the answer's actual usage (Charge).
 type Limiter struct {
-	mu      sync.Mutex
-	windows map[string]*window
-	now     func() time.Time
+	counters *ledger.Ledger
+	now      func() time.Time
 }
 
-type window struct {
-	start time.Time
-	used  float64
-}
-
-// NewLimiter returns an empty limiter on the given clock (time.Now when nil).
-func NewLimiter(now func() time.Time) *Limiter {
+// NewLimiter returns a limiter on the given clock (time.Now when nil), counting in counters,
+// the ledger shared with the budgets; nil: a ledger of its own that keeps nothing.
+func NewLimiter(now func() time.Time, counters *ledger.Ledger) *Limiter {
 	if now == nil {
 		now = time.Now
 	}
-	return &Limiter{windows: map[string]*window{}, now: now}
+	if counters == nil {
+		counters = ledger.New(ledger.Discard, ledger.Options{})
+	}
+	return &Limiter{counters: counters, now: now}
 }
 
 // Decision is the outcome of Allow: whether the request may go, and the figures for the
@@ -113,15 +113,45 @@ func windowStart(unit string, t time.Time) time.Time {
 	return t.Truncate(time.Minute)
 }
 
-func (l *Limiter) current(lim Limit, now time.Time) *window {
-	start := windowStart(lim.Unit, now)
-	key := lim.Bucket + "|" + lim.Unit + "|" + lim.Type
-	w := l.windows[key]
-	if w == nil || !w.start.Equal(start) {
-		w = &window{start: start}
-		l.windows[key] = w
+// subs names a limit's counter within its bucket: its unit and type.
+var subs = func() map[[2]string]string {
+	out := map[[2]string]string{}
+	for unit := range unitWords {
+		for _, typ := range []string{domain.LimitRequests, domain.LimitTokens} {
+			out[[2]string{unit, typ}] = unit + "." + typ
+		}
 	}
-	return w
+	return out
+}()
+
+// budgets are the ledger counters of limits' windows at now.
+func budgets(limits []Limit, now time.Time) []ledger.Budget {
+	out := make([]ledger.Budget, len(limits))
+	for i, lim := range limits {
+		start := windowStart(lim.Unit, now)
+		sub, ok := subs[[2]string{lim.Unit, lim.Type}]
+		if !ok {
+			sub = lim.Unit + "." + lim.Type
+		}
+		typ := ledger.TypeRequests
+		if lim.Type == domain.LimitTokens {
+			typ = ledger.TypeTokens
+		}
+		out[i] = ledger.Budget{Kind: ledger.KindRateLimit, ID: ledger.EscapeID(lim.Bucket), Sub: sub,
+			Period: start.Format(time.RFC3339), Type: typ, Limit: lim.Value, Until: windowEnd(lim.Unit, start)}
+	}
+	return out
+}
+
+// windowEnd is the end of the unit's window that starts at start.
+func windowEnd(unit string, start time.Time) time.Time {
+	if unit == "rpd" {
+		return start.AddDate(0, 0, 1)
+	}
+	if unit == "rpw" {
+		return start.AddDate(0, 0, 7)
+	}
+	return start.Add(domain.RateUnitWindow[unit])
 }
 
 // Allow decides a request against every limit that applies to it. Request limits are
@@ -131,44 +161,35 @@ func (l *Limiter) Allow(limits []Limit) Decision {
 	if len(limits) == 0 {
 		return Decision{Allowed: true, Remaining: math.Inf(1)}
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	now := l.now()
-	tightest := Decision{Allowed: true, Remaining: math.Inf(1)}
-	for _, lim := range limits {
-		w := l.current(lim, now)
-		cost := 0.0
-		if lim.Type == domain.LimitRequests {
-			cost = 1
-		}
-		reset := w.start.Add(domain.RateUnitWindow[lim.Unit])
-		if w.used+cost > lim.Value || (lim.Type == domain.LimitTokens && w.used >= lim.Value) {
-			return Decision{Allowed: false, Limit: lim, Remaining: 0, Reset: reset}
-		}
-		if left := lim.Value - w.used - cost; left < tightest.Remaining {
-			tightest = Decision{Allowed: true, Limit: lim, Remaining: left, Reset: reset}
-		}
+	bs := budgets(limits, now)
+	// A request limit takes the request; a token limit, room for one token, given back at once.
+	r, refused := l.counters.Reserve(bs, ledger.Amount{Requests: 1, Tokens: 1})
+	if refused != nil {
+		return Decision{Allowed: false, Limit: limits[refused.Index], Remaining: 0, Reset: bs[refused.Index].Until}
 	}
-	for _, lim := range limits {
-		if lim.Type == domain.LimitRequests {
-			l.current(lim, now).used++
+	tightest := Decision{Allowed: true, Remaining: math.Inf(1)}
+	for i, c := range r.Settle(ledger.Amount{Requests: 1}) {
+		if left := limits[i].Value - c.Used; left < tightest.Remaining {
+			tightest = Decision{Allowed: true, Limit: limits[i], Remaining: max(0, left), Reset: bs[i].Until}
 		}
 	}
 	return tightest
 }
 
-// Charge adds a finished request's tokens to its token limits.
+// Charge adds a finished request's tokens to its token limits, in their windows now.
 func (l *Limiter) Charge(limits []Limit, tokens int) {
 	if tokens <= 0 {
 		return
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
+	var toks []Limit
 	for _, lim := range limits {
 		if lim.Type == domain.LimitTokens {
-			l.current(lim, now).used += float64(tokens)
+			toks = append(toks, lim)
 		}
+	}
+	if len(toks) > 0 {
+		l.counters.Charge(budgets(toks, l.now()), ledger.Amount{Tokens: float64(tokens)})
 	}
 }
 

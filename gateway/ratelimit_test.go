@@ -16,7 +16,7 @@ import (
 // remaining counts, and a refused request consumes nothing.
 func TestLimiterTwentyPerMinute(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 10, 0, time.UTC)
-	l := NewLimiter(func() time.Time { return now })
+	l := NewLimiter(func() time.Time { return now }, nil)
 	lim := []Limit{{Bucket: "key:k", Type: domain.LimitRequests, Unit: "rpm", Value: 20}}
 	allowed, refused := 0, 0
 	for i := 0; i < 25; i++ {
@@ -40,7 +40,7 @@ func TestLimiterTwentyPerMinute(t *testing.T) {
 // A request refused by one limit consumes nothing of the others.
 func TestLimiterRefusalConsumesNothing(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	l := NewLimiter(func() time.Time { return now })
+	l := NewLimiter(func() time.Time { return now }, nil)
 	tight := Limit{Bucket: "policy:p", Type: domain.LimitRequests, Unit: "rpm", Value: 1}
 	loose := Limit{Bucket: "key:k", Type: domain.LimitRequests, Unit: "rpd", Value: 100}
 	require.True(t, l.Allow([]Limit{loose, tight}).Allowed)
@@ -53,7 +53,7 @@ func TestLimiterRefusalConsumesNothing(t *testing.T) {
 
 func TestLimiterTokens(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	l := NewLimiter(func() time.Time { return now })
+	l := NewLimiter(func() time.Time { return now }, nil)
 	lim := []Limit{{Bucket: "ws:w", Type: domain.LimitTokens, Unit: "rph", Value: 1000}}
 	require.True(t, l.Allow(lim).Allowed)
 	l.Charge(lim, 900)
@@ -73,7 +73,7 @@ func TestWindowsAlignToTheirUnit(t *testing.T) {
 }
 
 func TestLimiterIsExactUnderConcurrency(t *testing.T) {
-	l := NewLimiter(nil)
+	l := NewLimiter(nil, nil)
 	lim := []Limit{{Bucket: "key:k", Type: domain.LimitRequests, Unit: "rpd", Value: 500}}
 	var wg sync.WaitGroup
 	var mu sync.Mutex

@@ -46,6 +46,7 @@ var statusOf = map[domain.Code]int{
 	domain.CodeInternal:     http.StatusInternalServerError,
 
 	domain.CodeUnprocessable: http.StatusUnprocessableEntity, // an idempotency key reused for another request
+	domain.CodePrecondition:  http.StatusPreconditionFailed,  // If-Match names a revision the resource moved past
 }
 
 // typeOf is the error "type" field, in the OpenAI spelling clients already parse.
@@ -66,6 +67,7 @@ var typeOf = map[domain.Code]string{
 	domain.CodeInternal:     "api_error",
 
 	domain.CodeUnprocessable: "invalid_request_error",
+	domain.CodePrecondition:  "conflict_error",
 }
 
 // asAppError turns any error into the application's Error: infrastructure errors are

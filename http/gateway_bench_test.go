@@ -56,7 +56,7 @@ func BenchmarkGatewayChat(b *testing.B) {
 
 	svc := &gateway.Service{Index: api.Index, Directory: api.Index, Ledger: book, Logs: discardSink{},
 		Engine:  &gateway.Engine{Providers: providers.NewRegistry(providers.Default())},
-		Limiter: gateway.NewLimiter(time.Now), Now: time.Now, MaxBody: 1 << 20, Egress: guard, CustomHostClient: guard.Client(0)}
+		Limiter: gateway.NewLimiter(time.Now, nil), Now: time.Now, MaxBody: 1 << 20, Egress: guard, CustomHostClient: guard.Client(0)}
 	g := &Gateway{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Service: svc}
 	h := withTraceID(g.endpoint(providers.EndpointChat))
 	body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Say hello in one short sentence."}],"max_tokens":32,"temperature":0}`)

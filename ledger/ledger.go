@@ -31,11 +31,11 @@
 // again at its next settle or refusal, so a crash between a flush and its crossing loses
 // nothing; OnCross's receiver must be idempotent.
 //
-// Several instances (later): each will hold a lease, a slice of a budget's remaining allowance
-// taken from the shared PostgreSQL rows in batches and returned when unused, and admit requests
-// against its lease exactly as it admits them against the whole limit now. Store's shape (rows
-// keyed by budget name and period, deltas added under a batch id) is what that needs; nothing of
-// it is built yet, so two instances today each admit against the whole limit.
+// Several instances: with Options.Leases set (ledger/postgres on a shared database), each
+// instance admits requests against a lease, a slice of each budget's remaining allowance that it
+// holds in the shared rows, exactly as one instance admits against the whole limit. The slices
+// are taken and returned in batches off the request path; lease.go says how, and what bounds
+// the accuracy.
 package ledger
 
 import (
@@ -44,6 +44,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,12 +64,16 @@ const (
 	KindProvider             Kind = "provider" // a managed provider (virtual key)
 	KindIntegrationWorkspace Kind = "integration_workspace"
 	KindPolicy               Kind = "usage_limit_policy"
+	// KindRateLimit is a rate limit's window: ID is the limit's bucket (EscapeID), Sub its unit
+	// and type, Period the window's start, Until its end.
+	KindRateLimit Kind = "rate_limit"
 )
 
 // Budget types: the unit a budget counts.
 const (
-	TypeCost   = "cost"   // USD
-	TypeTokens = "tokens" // prompt and completion tokens
+	TypeCost     = "cost"     // USD
+	TypeTokens   = "tokens"   // prompt and completion tokens
+	TypeRequests = "requests" // requests (rate limits)
 )
 
 // Crossing kinds.
@@ -94,6 +99,18 @@ type Budget struct {
 	Limit     float64 // credit limit, > 0 (a limit of 0 or less is exhausted from the start)
 	Threshold float64 // alert threshold; 0: none
 	Version   uint64  // the resource's stream revision, carried for provenance only
+	// Until, when set, makes the counter transient (a rate limit's window): it is forgotten
+	// once Until has passed and nothing of it is in flight, and, unless leases share it with
+	// other instances, its usage is never written to the store.
+	Until time.Time
+}
+
+// EscapeID makes s usable as a Budget.ID: '%' and ':' are escaped as in URLs.
+func EscapeID(s string) string {
+	if !strings.ContainsAny(s, "%:") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "%", "%25"), ":", "%3A")
 }
 
 // Name is the budget's row key in the store (with Period): "kind:id" or "kind:id:sub".
@@ -104,23 +121,35 @@ func (b Budget) Name() string {
 	return string(b.Kind) + ":" + b.ID + ":" + b.Sub
 }
 
+// step is the grain of the budget's unit: whole tokens and requests; cost has none.
+func (b *Budget) step() float64 {
+	if b.Type == TypeTokens || b.Type == TypeRequests {
+		return 1
+	}
+	return 0
+}
+
 // unit is how messages name the budget's unit.
 func (b Budget) unit() string {
-	if b.Type == TypeTokens {
-		return "tokens"
+	switch b.Type {
+	case TypeTokens, TypeRequests:
+		return b.Type
 	}
 	return "cost, USD"
 }
 
 // Amount is what a request may cost (worst case) or did cost, in both units; each budget takes
 // the one of its Type.
-type Amount struct{ Cost, Tokens float64 }
+type Amount struct{ Cost, Tokens, Requests float64 }
 
 // of is the part of a that a budget of type typ takes; negative and NaN amounts count as 0.
 func (a Amount) of(typ string) float64 {
 	v := a.Cost
-	if typ == TypeTokens {
+	switch typ {
+	case TypeTokens:
 		v = a.Tokens
+	case TypeRequests:
+		v = a.Requests
 	}
 	if !(v > 0) {
 		return 0
@@ -138,16 +167,30 @@ type Charge struct {
 // Refusal says why Reserve refused a request: the first budget that could not take it.
 type Refusal struct {
 	Budget    Budget
+	Index     int     // the budget's place in those reserved
 	Used      float64 // settled usage in the period
 	Reserved  float64 // held by requests in flight
 	Requested float64
 	Exhausted bool // used >= limit
+	// With leases: the allowance other instances hold, as last seen, and the store's failure
+	// when the lease could not be taken at all (then the refusal is the store's, not the
+	// budget's).
+	Elsewhere float64
+	Err       error
 }
 
 func (r *Refusal) Error() string {
-	if r.Exhausted {
+	switch {
+	case r.Exhausted:
 		return fmt.Sprintf("budget %s (%s) is exhausted: used %s of %s",
 			r.Budget.Name(), r.Budget.unit(), num(r.Used), num(r.Budget.Limit))
+	case r.Err != nil:
+		return fmt.Sprintf("budget %s (%s): no allowance could be taken from the shared ledger: %v",
+			r.Budget.Name(), r.Budget.unit(), r.Err)
+	case r.Elsewhere > 0:
+		return fmt.Sprintf("budget %s (%s) cannot take this request: used %s + %s reserved by requests in flight"+
+			" + %s held by other instances + %s requested exceeds the limit of %s", r.Budget.Name(), r.Budget.unit(),
+			num(r.Used), num(r.Reserved), num(r.Elsewhere), num(r.Requested), num(r.Budget.Limit))
 	}
 	return fmt.Sprintf("budget %s (%s) cannot take this request: used %s + %s reserved by requests in flight"+
 		" + %s requested exceeds the limit of %s", r.Budget.Name(), r.Budget.unit(),
@@ -200,6 +243,19 @@ type Options struct {
 	// released), never from Reserve's or Settle's caller, and may block briefly.
 	OnCross func(Crossing)
 	Log     *slog.Logger
+
+	// Leases, when set, is the allowance this instance shares with others (lease.go); nil: this
+	// Ledger is the only one counting, and admits against the whole limit.
+	Leases Leases
+	// LeaseShare is the part of what is left of a budget that a take asks for beyond what the
+	// request needs; default 0.25, at most 1.
+	LeaseShare float64
+	// LeaseWait bounds how long a request waits for allowance when its instance holds too
+	// little and the limit is not reached; default 1 s.
+	LeaseWait time.Duration
+	// LeaseIdle is how long a lease nobody reserves against is kept before it is returned;
+	// default 2 s.
+	LeaseIdle time.Duration
 }
 
 const (
@@ -236,6 +292,9 @@ type counter struct {
 	// raised limit that is reached again is told again.
 	thrSent, exhSent bool
 	thrAt, exhAt     float64
+	until            time.Time // Budget.Until: transient when set
+
+	lease // with Options.Leases: the allowance this instance holds
 }
 
 // crossing is a Crossing on its way to OnCross, with what is needed to undo its dedupe mark.
@@ -249,6 +308,7 @@ type crossing struct {
 type batch struct {
 	id        string
 	rows      []Row
+	counters  []*counter // rows[i]'s counter
 	crossings []crossing
 }
 
@@ -271,6 +331,8 @@ type Ledger struct {
 
 	ready chan crossing // flushed crossings for OnCross
 
+	leases leases // with Options.Leases
+
 	lifeMu    sync.Mutex
 	started   bool
 	closed    bool
@@ -286,11 +348,21 @@ func New(store Store, opts Options) *Ledger {
 	if opts.FlushEvery <= 0 {
 		opts.FlushEvery = defaultFlushEvery
 	}
+	if !(opts.LeaseShare > 0 && opts.LeaseShare <= 1) {
+		opts.LeaseShare = defaultLeaseShare
+	}
+	if opts.LeaseWait <= 0 {
+		opts.LeaseWait = defaultLeaseWait
+	}
+	if opts.LeaseIdle <= 0 {
+		opts.LeaseIdle = defaultLeaseIdle
+	}
 	log := opts.Log
 	if log == nil {
 		log = slog.Default()
 	}
 	return &Ledger{
+		leases:    newLeases(opts.Leases),
 		store:     store,
 		opts:      opts,
 		log:       log.With("component", "ledger"),
@@ -332,6 +404,9 @@ func (l *Ledger) counterAt(k ckey, name string) *counter {
 	}
 	c := &counter{name: name, sub: k.sub, period: k.period}
 	l.counters[k] = c
+	if l.leases.on {
+		l.leases.byName[rowKey{name, k.period}] = c
+	}
 	rk := rkey{k.kind, k.id}
 	l.byRes[rk] = append(l.byRes[rk], c)
 	return c
@@ -343,7 +418,9 @@ func (l *Ledger) counterFor(b *Budget) *counter {
 	if c, ok := l.counters[k]; ok {
 		return c
 	}
-	return l.counterAt(k, b.Name())
+	c := l.counterAt(k, b.Name())
+	c.until = b.Until
+	return c
 }
 
 // tolerance is how far sums may stray from limit by floating-point rounding alone.
@@ -385,31 +462,79 @@ func (l *Ledger) Reserve(budgets []Budget, worst Amount) (*Reservation, *Refusal
 	} else {
 		r.items = make([]item, len(budgets))
 	}
-
-	l.mu.Lock()
 	for i := range r.items {
-		it, b := &r.items[i], &budgets[i]
-		it.amt = worst.of(b.Type)
+		r.items[i].amt = worst.of(budgets[i].Type)
+	}
+	l.mu.Lock()
+	ref, short := l.admitLocked(r, nil)
+	l.mu.Unlock()
+	if short == nil {
+		if ref != nil {
+			return nil, ref
+		}
+		return r, nil
+	}
+	return l.reserveShared(r, short)
+}
+
+// admitLocked holds r's items against their counters, all or none. It answers a refusal, or,
+// with leases, the asks of the counters whose lease is too small (then nothing is held); with
+// final set, too small a lease is a refusal instead, citing final's error when not nil.
+// l.mu is held.
+func (l *Ledger) admitLocked(r *Reservation, final *takeResult) (*Refusal, []ask) {
+	var short []ask
+	held := 0
+	for i := range r.items {
+		it, b := &r.items[i], &r.budgets[i]
 		c := l.counterFor(b)
 		exhausted := reached(c.used, b.Limit)
-		if exhausted || c.used+c.reserved+it.amt > b.Limit+tolerance(b.Limit) {
-			ref := &Refusal{Budget: *b, Used: c.used, Reserved: c.reserved, Requested: it.amt, Exhausted: exhausted}
-			for j := range i {
+		var ref *Refusal
+		switch {
+		case exhausted:
+			ref = &Refusal{Index: i, Budget: *b, Used: c.used, Reserved: c.reserved, Requested: it.amt, Exhausted: true}
+			l.exhaustedLocked(c, b)
+		case l.leases.on:
+			need := l.needLocked(c, b, it.amt)
+			if need <= 0 {
+				break
+			}
+			if final == nil {
+				short = append(short, ask{c: c, Ask: Ask{Budget: c.name, Period: c.period, Limit: b.Limit, Need: need, Step: b.step()}})
+				continue
+			}
+			ref = &Refusal{Index: i, Budget: *b, Used: c.used, Reserved: c.reserved, Requested: it.amt,
+				Elsewhere: max(0, c.elsewhere), Err: final.err}
+		case c.used+c.reserved+it.amt > b.Limit+tolerance(b.Limit):
+			ref = &Refusal{Index: i, Budget: *b, Used: c.used, Reserved: c.reserved, Requested: it.amt}
+		}
+		if ref != nil {
+			for j := range held {
 				r.items[j].c.release(r.items[j].amt)
 			}
-			if exhausted {
-				l.exhaustedLocked(c, b)
-			}
-			l.mu.Unlock()
-			return nil, ref
+			return ref, nil
+		}
+		if short != nil {
+			continue // nothing is held once a counter is short
 		}
 		// Held at once, so that a budget listed twice is checked against both amounts.
 		it.c = c
 		c.reserved += it.amt
 		c.inflight++
+		held++
 	}
-	l.mu.Unlock()
-	return r, nil
+	if short != nil {
+		for j := range held {
+			r.items[j].c.release(r.items[j].amt)
+			r.items[j].c = nil
+		}
+		return nil, short
+	}
+	if l.leases.on {
+		for i := range r.items {
+			l.usedLocked(r.items[i].c)
+		}
+	}
+	return nil, nil
 }
 
 // release gives back a reservation's amt; the last one out zeroes reserved, so rounding
@@ -446,13 +571,16 @@ func (r *Reservation) Settle(actual Amount) []Charge {
 		a := actual.of(b.Type)
 		if a > 0 {
 			c.used += a
-			c.pending += a
-			if !c.dirty {
-				c.dirty = true
-				l.dirty = append(l.dirty, c)
+			if c.until.IsZero() || l.leases.on {
+				c.pending += a
+				c.spend(a)
+				if !c.dirty {
+					c.dirty = true
+					l.dirty = append(l.dirty, c)
+				}
 			}
 		}
-		if l.opts.OnCross != nil {
+		if l.opts.OnCross != nil && c.until.IsZero() {
 			if b.Threshold > 0 && reached(c.used, b.Threshold) && !(c.thrSent && c.thrAt == b.Threshold) {
 				c.thrSent, c.thrAt = true, b.Threshold
 				l.waiting = append(l.waiting, crossing{Crossing{*b, c.used, CrossingThreshold}, c, b.Threshold})
@@ -465,25 +593,99 @@ func (r *Reservation) Settle(actual Amount) []Charge {
 	return out
 }
 
+// Charge charges actual to budgets without a reservation or an admission (a rate limit's
+// tokens, counted once the answer is known), as Settle does.
+func (l *Ledger) Charge(budgets []Budget, actual Amount) []Charge {
+	r := &Reservation{l: l, budgets: budgets}
+	if len(budgets) <= len(r.inline) {
+		r.items = r.inline[:len(budgets)]
+	} else {
+		r.items = make([]item, len(budgets))
+	}
+	l.mu.Lock()
+	for i := range r.items {
+		c := l.counterFor(&budgets[i])
+		r.items[i].c = c
+		c.inflight++
+	}
+	l.mu.Unlock()
+	return r.Settle(actual)
+}
+
+// Discard is the Store of a Ledger whose counters are transient only (rate-limit windows on
+// one instance): it loads nothing and keeps nothing.
+var Discard Store = discard{}
+
+type discard struct{}
+
+func (discard) Load(context.Context) ([]Row, error)      { return nil, nil }
+func (discard) Add(context.Context, string, []Row) error { return nil }
+func (discard) Close() error                             { return nil }
+
+// forget drops the transient counters whose Until has passed and that hold nothing: nothing in
+// flight, pending, leased or on its way back. Called by Run every second or so.
+func (l *Ledger) forget(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, c := range l.counters {
+		if c.until.IsZero() || now.Before(c.until) || c.inflight > 0 || c.pending != 0 || c.dirty ||
+			c.unflushed > 0 || c.held > 0 || c.returning > 0 || c.queued {
+			continue
+		}
+		delete(l.counters, k)
+		rk := rkey{k.kind, k.id}
+		l.byRes[rk] = slices.DeleteFunc(l.byRes[rk], func(x *counter) bool { return x == c })
+		if len(l.byRes[rk]) == 0 {
+			delete(l.byRes, rk)
+		}
+		if l.leases.on {
+			delete(l.leases.byName, rowKey{c.name, c.period})
+			if c.holding {
+				delete(l.leases.holding, c)
+			}
+		}
+	}
+}
+
 // exhaustedLocked queues an "exhausted" crossing when c has reached b's limit and none is
 // queued or delivered for that limit yet. l.mu is held.
 func (l *Ledger) exhaustedLocked(c *counter, b *Budget) {
-	if l.opts.OnCross == nil || !reached(c.used, b.Limit) || (c.exhSent && c.exhAt == b.Limit) {
+	if l.opts.OnCross == nil || !c.until.IsZero() || !reached(c.used, b.Limit) || (c.exhSent && c.exhAt == b.Limit) {
 		return
 	}
 	c.exhSent, c.exhAt = true, b.Limit
 	l.waiting = append(l.waiting, crossing{Crossing{*b, c.used, CrossingExhausted}, c, b.Limit})
 }
 
-// Used is the settled usage of b's period (0 when none), looked up by Name and Period.
+// Used is the settled usage of b's period (0 when none), looked up by Name and Period. With
+// leases, other instances charge the budget too: when the store can read a counter
+// (UsedReader), Used answers the stored usage plus what is settled here and not yet written,
+// if that is more than this instance has seen.
 func (l *Ledger) Used(b Budget) float64 {
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	var used, unflushed float64
 	if c, ok := l.counters[ckey{kind: b.Kind, id: b.ID, sub: b.Sub, period: b.Period}]; ok {
-		return c.used
+		used, unflushed = c.used, c.unflushed
 	}
-	return 0
+	l.mu.Unlock()
+	if rr, ok := l.store.(UsedReader); ok && l.leases.on {
+		ctx, cancel := context.WithTimeout(context.Background(), usedReadTimeout)
+		stored, err := rr.Used(ctx, b.Name(), b.Period)
+		cancel()
+		if err == nil {
+			used = max(used, stored+unflushed)
+		}
+	}
+	return used
 }
+
+// UsedReader is a Store that reads one counter's stored usage.
+type UsedReader interface {
+	Used(ctx context.Context, budget, period string) (float64, error)
+}
+
+// usedReadTimeout bounds Used's read of the store; past it, Used answers what it has seen.
+const usedReadTimeout = 2 * time.Second
 
 // Counters lists the counters of one resource (all subs, all periods), ordered by Sub then
 // Period; e.g. a usage-limit policy's entities.
@@ -515,7 +717,7 @@ func (l *Ledger) Flush(ctx context.Context) error {
 		if err := l.store.Add(ctx, b.id, b.rows); err != nil {
 			return l.flushFailed(b, err)
 		}
-		l.flushed()
+		l.flushed(b)
 		l.release(b.crossings)
 	}
 	b := l.take()
@@ -523,7 +725,7 @@ func (l *Ledger) Flush(ctx context.Context) error {
 		if err := l.store.Add(ctx, b.id, b.rows); err != nil {
 			return l.flushFailed(b, err)
 		}
-		l.flushed()
+		l.flushed(b)
 	}
 	l.release(b.crossings)
 	return nil
@@ -541,6 +743,7 @@ func (l *Ledger) take() *batch {
 		for _, c := range l.dirty {
 			if c.pending != 0 {
 				b.rows = append(b.rows, Row{Budget: c.name, Period: c.period, Used: c.pending})
+				b.counters = append(b.counters, c)
 			}
 			c.pending, c.dirty = 0, false
 		}
@@ -565,7 +768,14 @@ func (l *Ledger) flushFailed(b *batch, err error) error {
 	return fmt.Errorf("ledger: flush batch %s (%d rows): %w", b.id, len(b.rows), err)
 }
 
-func (l *Ledger) flushed() {
+func (l *Ledger) flushed(b *batch) {
+	if len(b.counters) > 0 {
+		l.mu.Lock()
+		for i, c := range b.counters {
+			c.unflushed -= b.rows[i].Used
+		}
+		l.mu.Unlock()
+	}
 	if !l.failSince.IsZero() {
 		l.log.Info("ledger: flushing again", "failed_for", time.Since(l.failSince).Round(time.Millisecond))
 	}
@@ -627,12 +837,33 @@ func (l *Ledger) Run(ctx context.Context) error {
 
 	tick := time.NewTicker(l.opts.FlushEvery)
 	defer tick.Stop()
+	ticks, forgetEvery := 0, max(1, int(time.Second/l.opts.FlushEvery))
+	var demands <-chan Demand
+	if l.leases.on {
+		demands = l.leases.src.Demands()
+	}
 	for {
 		select {
 		case <-tick.C:
 			fctx, cancel := context.WithTimeout(ctx, flushTimeout)
 			_ = l.Flush(fctx) // logged by flushFailed; the batch is kept
 			cancel()
+			if l.leases.on {
+				l.idle()
+				l.leaseWork(ctx)
+			}
+			if ticks++; ticks%forgetEvery == 0 {
+				l.forget(time.Now())
+			}
+		case <-l.leases.kick:
+			l.leaseWork(ctx)
+		case d, ok := <-demands:
+			if !ok {
+				demands = nil
+				continue
+			}
+			l.demanded(d)
+			l.leaseWork(ctx)
 		case <-ctx.Done():
 			return nil
 		case <-l.stop:
@@ -689,6 +920,9 @@ func (l *Ledger) Close(ctx context.Context) error {
 	defer close(l.closeDone)
 
 	l.closeErr = l.Flush(ctx)
+	if l.leases.on {
+		l.returnAll(ctx)
+	}
 	l.lifeMu.Lock()
 	started := l.started
 	close(l.stop)

@@ -24,6 +24,8 @@ deps    ./commands/... ^github\.com/causeway/causeway/(gateway|analytics|http)(/
 deps    ./analytics/... ^github\.com/causeway/causeway/(gateway|commands|projections|http)(/|$) the request-log wing stands alone: the gateway publishes to it and http queries it, never the other way; no commands, no projections
 deps    ./analytics ${drivers} the log record and sink the gateway imports link no database driver: the stores are subpackages
 deps    ./analytics/internal/sqlstore ${drivers} the SQL the stores share links no driver: each store brings its own
+deps    ./ledger ${drivers} the usage ledger's contract (and its accounting) links no database driver: the stores are subpackages
+deps    ./cluster ${drivers} the cluster contract links no database driver: the registry is cluster/postgres
 deps    ./workers/... ^github\.com/causeway/causeway/(gateway|projections|http)(/|$)|${drivers} the workers read a wing through its interfaces and act through commands: no data plane, no projections, no HTTP layer, no database driver
 TABLE
 

@@ -58,6 +58,8 @@ plant analytics/sqlite sqlite github.com/causeway/causeway/gateway ./analytics/.
 plant analytics analytics modernc.org/sqlite ./analytics
 plant analytics/internal/sqlstore sqlstore github.com/ClickHouse/clickhouse-go/v2 ./analytics/internal/sqlstore
 plant workers workers github.com/causeway/causeway/projections ./workers/...
+plant ledger ledger github.com/jackc/pgx/v5 ./ledger
+plant cluster cluster github.com/jackc/pgx/v5 ./cluster
 
 echo 'deps ./eventstore/postgres ^github\.com/jackc/pgx(/|$) planted: a backend holds its driver' >"$tmp/rules"
 if bash scripts/boundaries.sh "$tmp/rules" 2>"$tmp/out"; then

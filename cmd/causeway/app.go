@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/causeway/causeway/analytics"
+	"github.com/causeway/causeway/cluster"
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
@@ -29,6 +30,7 @@ import (
 	"github.com/causeway/causeway/gateway/providers"
 	httpapi "github.com/causeway/causeway/http"
 	"github.com/causeway/causeway/ledger"
+	ledgerpg "github.com/causeway/causeway/ledger/postgres"
 	"github.com/causeway/causeway/projections"
 	"github.com/causeway/causeway/workers"
 )
@@ -44,6 +46,9 @@ type Main struct {
 	Read      *projections.Model  // routing tables, in memory
 	Index     *gateway.Index      // the gateway's routing index, fed by Read's fold
 	Ledger    *ledger.Ledger      // the budgets' counters
+	Instance  *instance           // this process's claim on DATA_DIR, and its instance id
+	Cluster   cluster.Registry    // the instances on the shared database (server mode)
+	leases    *ledgerpg.Store     // the shared ledger's leases (server mode)
 	Postgres  *projections.Model  // the PostgreSQL read model, with DATABASE_URL
 	Analytics analytics.Store     // request logs: ClickHouse or SQLite
 	Pipeline  *analytics.Pipeline // the gateway's request logs → Analytics, spooling to disk while it is down
@@ -51,6 +56,9 @@ type Main struct {
 	Bootstrap commands.BootstrapResult
 	// Now is the clock of the control plane (tests set it).
 	Now func() time.Time
+	// WorkerInterval is how often the background workers look for due work (tests shorten
+	// it); 0: workerInterval.
+	WorkerInterval time.Duration
 
 	stderr   io.Writer
 	healthMu sync.Mutex
@@ -91,6 +99,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory %s: %w", cfg.DataDir, err)
 	}
+	m.Instance, err = claimDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	m.closers = append(m.closers, m.Instance.Close)
 
 	startCtx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout)
 	defer cancel()
@@ -230,6 +243,11 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 	if err := m.startLedger(startCtx, pool, deps); err != nil {
 		return nil, err
 	}
+	if pool != nil {
+		if err := m.startCluster(startCtx, bg, pool); err != nil {
+			return nil, err
+		}
+	}
 	adminRead := httpapi.WithLiveUsage(read, m.Ledger)
 	// Base URLs on integrations, providers and configs are checked as custom hosts are.
 	app, err := commands.NewApp(commands.AppDeps{Deps: deps, Secret: secret, URLCheck: guard, Memberships: adminRead})
@@ -281,7 +299,7 @@ func (m *Main) startGateway(admin *httpapi.Admin, guard *egress.Guard) (*httpapi
 	// index, which alone holds the sealed credentials) and the usage ledger.
 	svc := &gateway.Service{
 		Index: m.Index, Directory: m.Index, Opener: sealer, Ledger: m.Ledger, Prices: book, Logs: sink,
-		Limiter: gateway.NewLimiter(m.Now), Egress: guard, CustomHostClient: client,
+		Limiter: gateway.NewLimiter(m.Now, m.Ledger), Egress: guard, CustomHostClient: client,
 		Engine: &gateway.Engine{Providers: providers.NewRegistry(adapters), MaxBackoff: 10 * time.Second},
 		Now:    func() time.Time { return m.Now() }, MaxBody: m.Config.MaxBodyBytes,
 		Organisation: admin.Organisation,
@@ -290,18 +308,25 @@ func (m *Main) startGateway(admin *httpapi.Admin, guard *egress.Guard) (*httpapi
 }
 
 // startLogPipeline starts the request log path: the gateway hands its records to the analytics
-// pipeline as Go values (no message bus, see package analytics), which batches them into the
-// analytics store, spooling to DATA_DIR/spool while the store is down. Close stops it in the
-// order that loses nothing: the server lets its requests finish, the pipeline refuses new
-// records and flushes the ones it holds (to the store, or the spool), then the spool and the
-// store close.
+// pipeline as Go values (no message bus, see package analytics), which appends each to the
+// journal in DATA_DIR/journal before the request's answer counts it handed over (so a crash of
+// the process loses no row: the next start stores what the journal holds), then batches them
+// into the analytics store, spooling to DATA_DIR/spool while the store is down. Close stops it
+// in the order that loses nothing: the server lets its requests finish, the pipeline refuses
+// new records and flushes the ones it holds (to the store, or the spool), then the spool, the
+// journal and the store close.
 func (m *Main) startLogPipeline() (*analytics.Pipeline, error) {
 	spool, err := analytics.OpenSpool(filepath.Join(m.Config.DataDir, "spool", "request_logs"), m.Config.LogSpoolBytes)
 	if err != nil {
 		return nil, err
 	}
 	m.closers = append(m.closers, spool.Close)
-	m.Pipeline, err = analytics.NewPipeline(m.Analytics, spool, analytics.Options{})
+	journal, err := analytics.OpenJournal(filepath.Join(m.Config.DataDir, "journal", "request_logs"))
+	if err != nil {
+		return nil, err
+	}
+	m.closers = append(m.closers, journal.Close)
+	m.Pipeline, err = analytics.NewPipeline(m.Analytics, spool, analytics.Options{Journal: journal, Log: m.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -444,8 +469,8 @@ func (m *Main) startLogExports(admin *httpapi.Admin) error {
 	return nil
 }
 
-// workerInterval is how often the background workers look for due work: key expiry and
-// scheduled rotation, and usage periods that ended. Expiry is also enforced at
+// workerInterval is how often the background workers look for due work by default: key
+// expiry and scheduled rotation, and usage periods that ended. Expiry is also enforced at
 // authentication, so this bounds only when the event is written.
 const workerInterval = time.Minute
 
@@ -462,7 +487,11 @@ func (m *Main) startWorkers(bg context.Context, deps commands.Deps, secret []byt
 		return err
 	}
 	resets.OnError = func(err error) { m.Logger.Error("reset worker pass failed", "error", err) }
-	go func() { _ = keys.Run(bg, workerInterval) }()
-	go func() { _ = resets.Run(bg, workerInterval) }()
+	every := m.WorkerInterval
+	if every <= 0 {
+		every = workerInterval
+	}
+	go func() { _ = keys.Run(bg, every) }()
+	go func() { _ = resets.Run(bg, every) }()
 	return nil
 }

@@ -16,17 +16,22 @@ import (
 )
 
 // startLedger opens the usage ledger, the durable counters of every budget: in PostgreSQL
-// beside the read models in server mode, in DATA_DIR/ledger.db embedded. Settled usage is
+// beside the read models in server mode, shared with the other instances through leases (each
+// admits against a slice of a budget it holds, under its instance id), and in
+// DATA_DIR/ledger.db embedded, where this process is the only one counting. Settled usage is
 // written in batches off the request path; a clean stop writes what is left. When a budget
 // crosses its alert threshold or its limit, the state change is recorded as events through
 // the RecordBudgetUsage command, as the system actor, off the request path too.
 func (m *Main) startLedger(startCtx context.Context, pool *pgxpool.Pool, deps commands.Deps) error {
 	var (
-		store ledger.Store
-		err   error
+		store  ledger.Store
+		leases ledger.Leases
+		err    error
 	)
 	if pool != nil {
-		store, err = ledgerpg.Open(startCtx, pool)
+		var shared *ledgerpg.Store
+		shared, err = ledgerpg.OpenShared(startCtx, pool, m.Instance.ID)
+		store, leases, m.leases = shared, shared, shared
 	} else {
 		store, err = ledgersqlite.Open(startCtx, filepath.Join(m.Config.DataDir, "ledger.db"))
 	}
@@ -38,7 +43,7 @@ func (m *Main) startLedger(startCtx context.Context, pool *pgxpool.Pool, deps co
 		_ = store.Close()
 		return err
 	}
-	m.Ledger = ledger.New(store, ledger.Options{Log: m.Logger, OnCross: func(c ledger.Crossing) {
+	m.Ledger = ledger.New(store, ledger.Options{Log: m.Logger, Leases: leases, OnCross: func(c ledger.Crossing) {
 		m.recordCrossing(record, c)
 	}})
 	if err := m.Ledger.Load(startCtx); err != nil {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -257,4 +258,26 @@ func TestServeTunesTheCollectorUnlessGOGCIsSet(t *testing.T) {
 
 	assert.Equal(t, int64(gcRoomBytes), gcLimit(1<<20), "a small heap: the room")
 	assert.Equal(t, int64(400<<20), gcLimit(200<<20), "a large heap: room to double, as at Go's default")
+}
+
+// Two processes on one data directory would share its spool and exports: the second refuses
+// to start, naming the directory and the holder, and the instance id survives a restart.
+func TestASecondInstanceOnOneDataDirRefusesToStart(t *testing.T) {
+	dir := t.TempDir()
+	vars := map[string]string{"CAUSEWAY_ADDR": "127.0.0.1:0", "CAUSEWAY_DATA_DIR": dir, "CAUSEWAY_STARTUP_TIMEOUT": "5s"}
+	first := startMainOnce(t, vars)
+	id := first.Instance.ID
+	require.NotEmpty(t, id)
+
+	cfg, err := LoadConfig(env(vars))
+	require.NoError(t, err)
+	second := NewMain(cfg, io.Discard, "test")
+	err = second.Run(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "data directory "+dir+" is in use by another Causeway process (pid "+strconv.Itoa(os.Getpid())+")")
+
+	require.NoError(t, first.Close())
+	again := startMainOnce(t, vars)
+	assert.Equal(t, id, again.Instance.ID, "the instance id is kept in the data directory")
+	require.NoError(t, again.Close())
 }

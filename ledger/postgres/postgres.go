@@ -1,6 +1,9 @@
 // Package postgres is the usage ledger's store on PostgreSQL, through pgx v5, with the schema
-// of migrations/postgres (usage_ledger, usage_ledger_batches). It is the only part of the
-// ledger that knows PostgreSQL. Several gateway processes may add to one database at once.
+// of migrations/postgres (usage_ledger, usage_ledger_batches, usage_leases). It is the only part
+// of the ledger that knows PostgreSQL. Several gateway processes may add to one database at
+// once; opened with OpenShared, it also keeps their leases (ledger.Leases, leases.go).
+//
+// It imports the ledger contract and the migrations, never the gateway, HTTP or commands.
 package postgres
 
 import (
@@ -27,6 +30,12 @@ import (
 // is retried a few times.
 type Store struct {
 	pool *pgxpool.Pool
+	// instance is the id this process holds leases under (OpenShared); "": no leases, and Add
+	// only adds usage.
+	instance string
+	demands  chan ledger.Demand
+	stop     context.CancelFunc
+	done     chan struct{}
 
 	mu        sync.Mutex
 	lastPrune time.Time // guarded by mu
@@ -110,6 +119,11 @@ func (s *Store) Add(ctx context.Context, batchID string, deltas []ledger.Row) er
 				budgets, periods, used); err != nil {
 				return err
 			}
+			if s.instance != "" {
+				if err := consume(ctx, tx, s.instance, budgets, periods, used); err != nil {
+					return err
+				}
+			}
 			if prune {
 				_, err = tx.Exec(ctx, `DELETE FROM usage_ledger_batches WHERE applied_at < now() - make_interval(secs => $1)`,
 					keepBatches.Seconds())
@@ -126,8 +140,15 @@ func (s *Store) Add(ctx context.Context, batchID string, deltas []ledger.Row) er
 	return nil
 }
 
-// Close does nothing: the pool belongs to Open's caller.
-func (s *Store) Close() error { return nil }
+// Close stops listening for demands; the pool belongs to Open's caller.
+func (s *Store) Close() error {
+	if s.stop != nil {
+		s.stop()
+		<-s.done
+		s.stop = nil
+	}
+	return nil
+}
 
 // retryable reports a deadlock or serialisation failure: the transaction was rolled back and
 // may simply run again.

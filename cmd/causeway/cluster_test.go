@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/causeway/causeway/cluster"
+	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/migrations/migrationstest"
+)
+
+// startCluster runs n instances on one PostgreSQL event store, read model and ledger, each
+// with a data directory of its own.
+func startCluster(t *testing.T, n int) []*Main {
+	t.Helper()
+	pg := migrationstest.PostgresURL(t)
+	out := make([]*Main, n)
+	for i := range out {
+		vars := serverEnv(pg)
+		vars["CAUSEWAY_BOOTSTRAP_ADMIN_KEY"], vars["CAUSEWAY_ALLOWED_HOSTS"] = gatewayKey, "127.0.0.1"
+		out[i] = startMain(t, vars)
+	}
+	return out
+}
+
+// everywhere waits until every instance routes the key.
+func everywhere(t *testing.T, ms []*Main, secret string) {
+	t.Helper()
+	for _, m := range ms {
+		require.Eventually(t, func() bool { _, ok := m.Index.Route(domain.HashKey(secret)); return ok },
+			5*time.Second, 5*time.Millisecond)
+	}
+}
+
+// spread sends counts[i] chats to instance i, all at once, and answers how many were served.
+func spread(t *testing.T, g *governed, ms []*Main, counts []int, key string) (served int) {
+	t.Helper()
+	var ok atomic.Int64
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		for range counts[i] {
+			wg.Go(func() {
+				resp, _ := chatThrough(t, m, key, g.oa.BaseURL(),
+					`{"model":"budget-model","max_tokens":4,"messages":[{"role":"user","content":"hi"}]}`, nil)
+				if resp.StatusCode == http.StatusOK {
+					ok.Add(1)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	return int(ok.Load())
+}
+
+// Three instances on one database: a key limited to 30 requests a minute is served exactly 30
+// of 90 requests however they are spread, and a budget that fits 20 requests serves at most 20
+// of 200 concurrent ones, with its usage at most the limit.
+func TestLimitsAreExactAcrossThreeInstances(t *testing.T) {
+	ms := startCluster(t, 3)
+	g := newGoverned(t, ms[0])
+	for _, tc := range []struct {
+		name   string
+		counts []int
+	}{
+		{"spread evenly", []int{30, 30, 30}},
+		{"all on one", []int{90, 0, 0}},
+		{"skewed 80/10/10", []int{72, 9, 9}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g.t = t
+			// Not across a minute's end, where a second window would open.
+			if s := time.Now().Second(); s > 50 {
+				time.Sleep(time.Duration(61-s) * time.Second)
+			}
+			_, key := g.key(map[string]any{"rate_limits": []map[string]any{{"type": "requests", "unit": "rpm", "value": 30}}})
+			everywhere(t, ms, key)
+			require.Equal(t, 30, spread(t, g, ms, tc.counts, key))
+		})
+	}
+	t.Run("budget", func(t *testing.T) {
+		g.t = t
+		// $2 fits 20 chats of $0.10 (their worst case is their cost).
+		id, key := g.key(map[string]any{"usage_limits": map[string]any{"type": "cost", "credit_limit": 2}})
+		everywhere(t, ms, key)
+		served := spread(t, g, ms, []int{67, 67, 66}, key)
+		require.LessOrEqual(t, served, 20)
+		require.GreaterOrEqual(t, served, 19, "the budget is not starved by leases held idle")
+		require.Eventually(t, func() bool { return g.keyUsage(id) >= float64(served)*0.1-1e-9 }, 5*time.Second, 20*time.Millisecond)
+		require.LessOrEqual(t, g.keyUsage(id), 2.0+1e-9)
+	})
+}
+
+// Three instances list each other with their applied positions; one that stops cleanly drops
+// from the list at once, and a write is applied everywhere soon after.
+func TestInstancesListEachOther(t *testing.T) {
+	ms := startCluster(t, 3)
+	require.Eventually(t, func() bool {
+		list, err := ms[0].Cluster.List(context.Background(), cluster.Alive)
+		return err == nil && len(list) == 3
+	}, 5*time.Second, 10*time.Millisecond)
+	g := newGoverned(t, ms[1])
+	_, key := g.key(nil)
+	everywhere(t, ms, key)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	require.NoError(t, cluster.WaitApplied(ctx, ms[2].Cluster, uint64(ms[1].Read.Position())))
+
+	require.NoError(t, ms[2].Close())
+	list, err := ms[0].Cluster.List(context.Background(), cluster.Alive)
+	require.NoError(t, err)
+	ids := []string{}
+	for _, i := range list {
+		ids = append(ids, i.ID)
+	}
+	require.ElementsMatch(t, []string{ms[0].Instance.ID, ms[1].Instance.ID}, ids)
+}
+
+// Key expiry runs on every instance, and is recorded once: each worker's write carries an
+// idempotency key derived from the key and the moment, so the second and third find it done.
+func TestExpiryIsRecordedOnceAcrossThreeInstances(t *testing.T) {
+	pg := migrationstest.PostgresURL(t)
+	ms := make([]*Main, 3)
+	for i := range ms {
+		vars := serverEnv(pg)
+		vars["CAUSEWAY_BOOTSTRAP_ADMIN_KEY"], vars["CAUSEWAY_ALLOWED_HOSTS"] = gatewayKey, "127.0.0.1"
+		vars["CAUSEWAY_ADDR"], vars["CAUSEWAY_DATA_DIR"], vars["CAUSEWAY_STARTUP_TIMEOUT"] = "127.0.0.1:0", t.TempDir(), "5s"
+		cfg, err := LoadConfig(env(vars))
+		require.NoError(t, err)
+		m := NewMain(cfg, io.Discard, "test")
+		m.WorkerInterval = 50 * time.Millisecond
+		require.NoError(t, m.Run(context.Background()))
+		t.Cleanup(func() { require.NoError(t, m.Close()) })
+		ms[i] = m
+	}
+	g := newGoverned(t, ms[0])
+	expires := time.Now().Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+	id, key := g.key(map[string]any{"expires_at": expires})
+	everywhere(t, ms, key)
+
+	stream := domain.Stream(domain.APIKeyPrefix, id)
+	expired := func() int {
+		recs, err := ms[1].Store.ReadStream(context.Background(), stream, eventstore.Forwards, 0, 100)
+		require.NoError(t, err)
+		n := 0
+		for _, r := range recs {
+			if r.Type == "ApiKeyExpired" {
+				n++
+			}
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { return expired() == 1 }, 10*time.Second, 20*time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // six more passes on each instance
+	require.Equal(t, 1, expired(), "recorded once")
+	for _, m := range ms {
+		resp, _ := chatThrough(t, m, key, g.oa.BaseURL(), `{"model":"budget-model","max_tokens":4,"messages":[{"role":"user","content":"hi"}]}`, nil)
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "an expired key is refused everywhere")
+	}
+}
