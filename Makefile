@@ -7,7 +7,7 @@ TESTFLAGS ?=
 BENCHTIME ?= 2s
 SERVICES  := bash scripts/services.sh
 
-.PHONY: run build test bench lint services stop-services clean
+.PHONY: run build test test-cluster bench lint services stop-services clean
 
 run: ## the whole product on its embedded defaults, on :8787 under /v1
 	$(GO) run ./cmd/causeway serve
@@ -19,6 +19,11 @@ test: ## the whole suite with -race, real PostgreSQL and ClickHouse included
 	@set -e; eval "$$($(SERVICES))"; \
 	echo "TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_CLICKHOUSE_URL=$$TEST_CLICKHOUSE_URL" >&2; \
 	$(GO) test -race -count=1 $(TESTFLAGS) ./...
+	@$(MAKE) --no-print-directory test-cluster
+
+test-cluster: ## several instances on one PostgreSQL and ClickHouse, without -race, held to the propagation bound of 100 ms
+	@set -e; eval "$$($(SERVICES))"; \
+	CAUSEWAY_CLUSTER_STRICT=1 $(GO) test -count=1 -v -run '^TestCluster' ./cmd/causeway/
 
 bench: ## benchmarks, figures printed as a table with ratios against baselines of the same run
 	@set -e; eval "$$($(SERVICES))"; \

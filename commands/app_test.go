@@ -2,6 +2,7 @@ package commands
 
 import (
 	"bytes"
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,7 +12,9 @@ import (
 // noMemberships stands in for the read model's membership index.
 type noMemberships struct{}
 
-func (noMemberships) MemberWorkspaceIDs(string, string) []string { return nil }
+func (noMemberships) MemberWorkspaceIDs(context.Context, string, string) ([]string, error) {
+	return nil, nil
+}
 
 // NewApp builds every handler once, or refuses, with the constructor's error, when a
 // dependency is missing.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
-	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
 )
 
 // seedScheduledBudgets writes a key, a provider and an integration workspace whose usage
@@ -98,27 +98,39 @@ func TestResetBudgetUsageIfDue(t *testing.T) {
 
 // dueBudgets stands in for the read model's BudgetResetsDue query, over the budgets it is told of.
 type dueBudgets struct {
-	*projections.Model
+	*memory.Model
 	keys, providers, integrations []string
 }
 
-func (b dueBudgets) BudgetResetsDue(now time.Time) (keys []domain.APIKey, providers []domain.Provider, integrations []domain.Integration) {
+func (b dueBudgets) BudgetResetsDue(ctx context.Context, now time.Time) (keys []domain.APIKey, providers []domain.Provider, integrations []domain.Integration, err error) {
 	for _, id := range b.keys {
-		if k, ok := b.APIKey(budgetOrg, id); ok && k.UsageResetDue(now) {
+		k, ok, err := b.APIKey(ctx, budgetOrg, id)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ok && k.UsageResetDue(now) {
 			keys = append(keys, k)
 		}
 	}
 	for _, id := range b.providers {
-		if p, ok := b.ManagedProvider(budgetOrg, id); ok && p.UsageResetDue(now) {
+		p, ok, err := b.ManagedProvider(ctx, budgetOrg, id)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ok && p.UsageResetDue(now) {
 			providers = append(providers, p)
 		}
 	}
 	for _, id := range b.integrations {
-		if i, ok := b.Integration(budgetOrg, id); ok && len(i.WorkspaceResetsDue(now)) > 0 {
+		i, ok, err := b.Integration(ctx, budgetOrg, id)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ok && len(i.WorkspaceResetsDue(now)) > 0 {
 			integrations = append(integrations, i)
 		}
 	}
-	return keys, providers, integrations
+	return keys, providers, integrations, nil
 }
 
 // With a read model that finds due budgets, the reset worker resets keys, providers and
@@ -130,7 +142,7 @@ func TestResetWorkerResetsEveryKindOfBudget(t *testing.T) {
 	d.Now = func() time.Time { return clock }
 	next := start.Add(time.Hour)
 	seedScheduledBudgets(t, d, next)
-	read := projections.NewMemory(d.Registry)
+	read := memory.New(d.Registry)
 	fold := func() {
 		evs, err := d.Store.(eventstore.Store).ReadAll(context.Background(), read.Position(), 1000)
 		require.NoError(t, err)
@@ -157,7 +169,8 @@ func TestResetWorkerResetsEveryKindOfBudget(t *testing.T) {
 	assert.Equal(t, 1, types["ApiKeyUsageReset"])
 	assert.Equal(t, 1, types["ProviderUsageReset"])
 	assert.Equal(t, 1, types["IntegrationWorkspaceUsageReset"])
-	keys, providers, integrations := due.BudgetResetsDue(clock)
+	keys, providers, integrations, err := due.BudgetResetsDue(context.Background(), clock)
+	require.NoError(t, err)
 	assert.Empty(t, keys, "the next reset moved a week on")
 	assert.Empty(t, providers)
 	assert.Empty(t, integrations)

@@ -13,7 +13,7 @@ import (
 // passed, those whose scheduled rotation is due, and those whose expiry or rotation falls
 // within the notice period (domain.KeyNoticePeriod).
 type DueKeys interface {
-	KeysDue(now time.Time) (expire, rotate, warn []domain.APIKey)
+	KeysDue(ctx context.Context, now time.Time) (expire, rotate, warn []domain.APIKey, err error)
 }
 
 // KeyWorker carries out the time-driven part of the key lifecycle as the system actor: it
@@ -49,7 +49,10 @@ func (w *KeyWorker) Run(ctx context.Context, every time.Duration) error {
 // others; the failures are returned together.
 func (w *KeyWorker) Tick(ctx context.Context) error {
 	now := w.d.Now()
-	expire, rotate, warn := w.keys.KeysDue(now)
+	expire, rotate, warn, err := w.keys.KeysDue(ctx, now)
+	if err != nil {
+		return err
+	}
 	var errs []error
 	for _, k := range expire {
 		errs = append(errs, w.expire(ctx, k))

@@ -16,16 +16,16 @@ import (
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/eventstore/sqlite"
-	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
 )
 
-var _ commands.DueKeys = (*projections.Model)(nil)
+var _ commands.DueKeys = (*memory.Model)(nil)
 
 // workerWorld is a store, its read model and a clock the test moves.
 type workerWorld struct {
 	t     *testing.T
 	store eventstore.Store
-	read  *projections.Model
+	read  *memory.Model
 	deps  commands.Deps
 
 	mu  sync.Mutex
@@ -40,7 +40,7 @@ func newWorkerWorld(t *testing.T) *workerWorld {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	reg := domain.NewRegistry()
-	w := &workerWorld{t: t, store: store, read: projections.NewMemory(reg),
+	w := &workerWorld{t: t, store: store, read: memory.New(reg),
 		now: time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)}
 	w.deps = commands.Deps{Store: store, Registry: reg, Now: w.Now}
 	return w
@@ -151,7 +151,8 @@ func TestKeyWorkerExpiresKeysAndWarnsOnce(t *testing.T) {
 	assert.Equal(t, eventstore.ActorSystem, expired[0].Metadata.ActorKind)
 	assert.Equal(t, "org-1", expired[0].Metadata.OrganisationID)
 	require.Len(t, w.notifications(domain.NotifyKeyExpired, id), 1)
-	k, ok := w.read.APIKey("org-1", id)
+	k, ok, err := w.read.APIKey(context.Background(), "org-1", id)
+	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, domain.KeyExpired, k.Status)
 
@@ -164,7 +165,8 @@ func TestKeyWorkerRotatesOnSchedule(t *testing.T) {
 	weekly := domain.RotateWeekly
 	transition := int64(time.Hour / time.Millisecond)
 	id := w.createKey("rotating", nil, &domain.RotationPolicy{RotationPeriod: &weekly, KeyTransitionPeriodMS: &transition})
-	before, _ := w.read.APIKey("org-1", id)
+	before, _, err := w.read.APIKey(context.Background(), "org-1", id)
+	require.NoError(t, err)
 	due := *before.RotationPolicy.NextRotationAt
 	worker, err := commands.NewKeyWorker(w.deps, w.read, workerSecret)
 	require.NoError(t, err)
@@ -197,7 +199,8 @@ func TestKeyWorkerRotatesOnSchedule(t *testing.T) {
 	assert.Empty(t, notes[0].Recipients, "a key without alert e-mails: recorded with no recipients")
 	assert.Equal(t, "true", notes[0].Data["scheduled"])
 
-	after, _ := w.read.APIKey("org-1", id)
+	after, _, err := w.read.APIKey(context.Background(), "org-1", id)
+	require.NoError(t, err)
 	assert.NotEqual(t, before.Hash, after.Hash)
 	assert.Equal(t, before.Hash, after.PreviousHash)
 	assert.True(t, after.RotationPolicy.NextRotationAt.After(due))

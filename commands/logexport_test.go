@@ -10,7 +10,7 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
-	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
 )
 
 // exportWorld is an event store holding three workspaces of two organisations, and its read
@@ -18,7 +18,7 @@ import (
 type exportWorld struct {
 	t    *testing.T
 	d    Deps
-	read *projections.Model
+	read *memory.Model
 	ctx  context.Context // as the system actor of org-1
 }
 
@@ -34,7 +34,7 @@ func newExportWorld(t *testing.T) *exportWorld {
 	t.Helper()
 	d := testDeps(t)
 	d.Now = func() time.Time { return exportClock }
-	w := &exportWorld{t: t, d: d, read: projections.NewMemory(d.Registry),
+	w := &exportWorld{t: t, d: d, read: memory.New(d.Registry),
 		ctx: WithRequest(context.Background(), Request{Actor: domain.System(exportOrg), RequestID: "test"})}
 	for _, ws := range []struct{ org, id, slug string }{{exportOrg, exportWS, "team-a"}, {exportOrg, "ws-2", "team-b"}, {"org-2", "ws-3", "team-c"}} {
 		_, err := appendEvents(w.ctx, d, domain.Stream(domain.WorkspacePrefix, ws.id), eventstore.NoStream, []domain.Event{
@@ -72,7 +72,8 @@ func (w *exportWorld) started(c CreateLogExport) domain.LogExport {
 func (w *exportWorld) export(id string) domain.LogExport {
 	w.t.Helper()
 	w.fold()
-	x, ok := w.read.LogExport(exportOrg, id)
+	x, ok, err := w.read.LogExport(context.Background(), exportOrg, id)
+	require.NoError(w.t, err)
 	require.True(w.t, ok)
 	return x
 }

@@ -11,14 +11,14 @@ import (
 // DueResets is what the reset worker reads: the usage-limit policies and workspaces whose
 // usage period has ended.
 type DueResets interface {
-	UsageResetsDue(now time.Time) (policies []domain.UsageLimitPolicy, workspaces []domain.Workspace)
+	UsageResetsDue(ctx context.Context, now time.Time) (policies []domain.UsageLimitPolicy, workspaces []domain.Workspace, err error)
 }
 
 // DueBudgetResets is what the reset worker also reads when its read model offers it: the API
 // keys, managed providers and integrations with a budget whose usage period has ended
 // (APIKey.UsageResetDue, Provider.UsageResetDue and Integration.WorkspaceResetsDue say which).
 type DueBudgetResets interface {
-	BudgetResetsDue(now time.Time) (keys []domain.APIKey, providers []domain.Provider, integrations []domain.Integration)
+	BudgetResetsDue(ctx context.Context, now time.Time) (keys []domain.APIKey, providers []domain.Provider, integrations []domain.Integration, err error)
 }
 
 // ResetWorker starts the next usage period of every budget whose next_usage_reset_at has
@@ -58,7 +58,10 @@ func NewResetWorker(d Deps, due DueResets) (*ResetWorker, error) {
 // Tick makes one pass.
 func (w *ResetWorker) Tick(ctx context.Context) error {
 	now := w.d.Now()
-	policies, workspaces := w.due.UsageResetsDue(now)
+	policies, workspaces, err := w.due.UsageResetsDue(ctx, now)
+	if err != nil {
+		return err
+	}
 	var errs []error
 	as := func(org, key string) context.Context {
 		return WithRequest(ctx, Request{Actor: domain.System(org), RequestID: key, IdempotencyKey: key})
@@ -88,7 +91,10 @@ func (w *ResetWorker) Tick(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	keys, providers, integrations := more.BudgetResetsDue(now)
+	keys, providers, integrations, err := more.BudgetResetsDue(ctx, now)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
 	for _, k := range keys {
 		if k.UsageLimits != nil {
 			reset(k.OrganisationID, ResetBudgetUsageIfDue{Kind: BudgetAPIKey, ID: k.ID}, k.UsageLimits.NextUsageResetAt)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
-	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
 )
 
 // The reset worker starts the next period of every policy and workspace whose period ended,
@@ -33,7 +33,7 @@ func TestResetWorkerStartsDuePeriodsOnce(t *testing.T) {
 			NextUsageResetAt: &next, At: now}})
 	require.NoError(t, err)
 
-	read := projections.NewMemory(d.Registry)
+	read := memory.New(d.Registry)
 	fold := func() {
 		evs, err := d.Store.(eventstore.Store).ReadAll(context.Background(), read.Position(), 1000)
 		require.NoError(t, err)
@@ -58,7 +58,8 @@ func TestResetWorkerStartsDuePeriodsOnce(t *testing.T) {
 	assert.Equal(t, 1, types["UsageLimitPolicyPeriodReset"])
 	assert.Equal(t, 1, types["WorkspaceUsageReset"])
 
-	policies, workspaces := read.UsageResetsDue(clock)
+	policies, workspaces, err := read.UsageResetsDue(context.Background(), clock)
+	require.NoError(t, err)
 	assert.Empty(t, policies, "the next reset moved a week on")
 	assert.Empty(t, workspaces)
 	evs, err := d.Store.(eventstore.Store).ReadAll(context.Background(), eventstore.Start, 100)

@@ -15,7 +15,7 @@ type RemoveUser struct{ UserID string }
 // workspaces' streams, so only a read model can list them by user; each removal is still
 // decided on the workspace's own stream.
 type MembershipIndex interface {
-	MemberWorkspaceIDs(orgID, userID string) []string
+	MemberWorkspaceIDs(ctx context.Context, orgID, userID string) ([]string, error)
 }
 
 type removeUserHandler struct {
@@ -52,7 +52,11 @@ func (h removeUserHandler) Handle(ctx context.Context, c RemoveUser) (Result, er
 		return Result{}, err
 	}
 	res.ID = u.ID
-	for _, ws := range h.memberships.MemberWorkspaceIDs(actor.OrganisationID, u.ID) {
+	memberOf, err := h.memberships.MemberWorkspaceIDs(ctx, actor.OrganisationID, u.ID)
+	if err != nil {
+		return res, err
+	}
+	for _, ws := range memberOf {
 		left, err := execute(ctx, h.d, domain.Stream(domain.WorkspacePrefix, ws), freshWorkspace,
 			func(w *domain.Workspace) ([]domain.Event, error) {
 				if w.OrganisationID != actor.OrganisationID {

@@ -18,6 +18,7 @@ import (
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/gateway"
+	"github.com/causeway/causeway/queries"
 )
 
 // Admin is what the admin routes need: the read model, the command handlers, and how to
@@ -355,32 +356,10 @@ func statuses(r *http.Request, def string, allowed ...string) (map[string]bool, 
 	return out, nil
 }
 
-// visibleWorkspaces is the set of workspaces the actor may read in lists: nil (all) for
-// organisation admins, else the workspaces it has a role in.
-func visibleWorkspaces(a domain.Actor) map[string]bool {
-	if a.IsOrgAdmin() {
-		return nil
-	}
-	out := map[string]bool{}
-	if a.WorkspaceID != "" {
-		out[a.WorkspaceID] = true
-	}
-	for ws := range a.WorkspaceRoles {
-		out[ws] = true
-	}
-	return out
-}
+// visibleWorkspaces, requireScope and canSee are the read side's authorisation
+// (queries.VisibleWorkspaces, queries.RequireScope, queries.CanSee), as the routes call it.
+func visibleWorkspaces(a domain.Actor) map[string]bool { return queries.VisibleWorkspaces(a) }
 
-// requireScope refuses a read the actor's key is not scoped for.
-func requireScope(a domain.Actor, scope string) error {
-	if !a.HasScope(scope) {
-		return domain.Errorf(domain.CodeForbidden, "this API key lacks the scope %s", scope)
-	}
-	return nil
-}
+func requireScope(a domain.Actor, scope string) error { return queries.RequireScope(a, scope) }
 
-// canSee reports whether the actor may read a resource of workspaceID.
-func canSee(a domain.Actor, workspaceID string) bool {
-	v := visibleWorkspaces(a)
-	return v == nil || v[workspaceID]
-}
+func canSee(a domain.Actor, workspaceID string) bool { return queries.CanSee(a, workspaceID) }

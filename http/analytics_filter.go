@@ -12,7 +12,7 @@ import (
 
 	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/domain"
-	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/queries"
 )
 
 // The specification's display retention (LOG_RETENTION_DISPLAY, METRICS_RETENTION_DISPLAY),
@@ -67,77 +67,10 @@ func (a *Admin) trafficStore(r *http.Request, v trafficView) (AnalyticsStore, do
 }
 
 // trafficWorkspaces is the set of workspaces whose rows the actor may read (nil: every
-// workspace of the organisation), narrowed by workspace_slug. Organisation admins see every
-// workspace; anyone else sees the workspaces they hold a role in, and naming another one is
-// refused with 403 whether or not it exists, so that slugs do not leak. Where the analytics
-// settings apply, a key acting as a user who is a member (manager) of a workspace whose
-// membersViewAnalytics (managersViewAnalytics) is off does not see that workspace.
+// workspace of the organisation), narrowed by workspace_slug: the read side's decision
+// (queries.TrafficWorkspaces), with the analytics settings applied to the analytics views.
 func (a *Admin) trafficWorkspaces(r *http.Request, actor domain.Actor, v trafficView) ([]string, error) {
-	slug := strings.TrimSpace(r.URL.Query().Get("workspace_slug"))
-	if actor.IsOrgAdmin() {
-		if slug == "" {
-			return nil, nil
-		}
-		ws, ok := a.Read.WorkspaceBySlug(actor.OrganisationID, slug)
-		if !ok {
-			return nil, &domain.Error{Code: domain.CodeNotFound, Param: "workspace_slug",
-				Message: "workspace_slug " + strconv.Quote(slug) + " names no workspace of this organisation"}
-		}
-		return []string{ws.ID}, nil
-	}
-	visible := visibleWorkspaces(actor)
-	var ids []string
-	if slug != "" {
-		ws, ok := a.Read.WorkspaceBySlug(actor.OrganisationID, slug)
-		if !ok || !visible[ws.ID] {
-			return nil, &domain.Error{Code: domain.CodeForbidden, Param: "workspace_slug",
-				Message: "this API key cannot read workspace " + strconv.Quote(slug)}
-		}
-		ids = []string{ws.ID}
-	} else {
-		for id := range visible {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-	}
-	if v.analytics {
-		var refused string
-		ids = slices.DeleteFunc(ids, func(id string) bool {
-			if setting := a.analyticsRefusal(actor, id); setting != "" {
-				refused = setting
-				return true
-			}
-			return false
-		})
-		if refused != "" && len(ids) == 0 {
-			return nil, domain.Errorf(domain.CodeForbidden, "analytics are hidden from your role in this workspace (%s is off)", refused)
-		}
-	}
-	if len(ids) == 0 {
-		return nil, domain.Errorf(domain.CodeForbidden, "this API key belongs to no workspace whose traffic it may read")
-	}
-	return ids, nil
-}
-
-// analyticsRefusal names the security setting that hides a workspace's analytics from the
-// actor, or is empty. The settings are about people: they bind keys that act as a user whose
-// role there is member or manager, never organisation admins or workspace service keys.
-func (a *Admin) analyticsRefusal(actor domain.Actor, workspaceID string) string {
-	if actor.UserID == "" && actor.Kind != domain.ActorUser {
-		return ""
-	}
-	role, ok := actor.WorkspaceRole(workspaceID)
-	if !ok {
-		return ""
-	}
-	sec := a.Read.EffectiveSecurity(actor.OrganisationID, workspaceID)
-	switch {
-	case role == domain.RoleMember && !sec.MembersViewAnalytics:
-		return "membersViewAnalytics"
-	case role == domain.RoleManager && !sec.ManagersViewAnalytics:
-		return "managersViewAnalytics"
-	}
-	return ""
+	return a.reads().TrafficWorkspaces(r.Context(), actor, r.URL.Query().Get("workspace_slug"), v.analytics)
 }
 
 // trafficFilter reads the reference's filters from the query into a Filter of the actor's
@@ -173,7 +106,9 @@ func (a *Admin) trafficFilter(r *http.Request, actor domain.Actor, v trafficView
 	if f.Metadata, err = metadataFilter(q); err != nil {
 		return analytics.Filter{}, err
 	}
-	f.ConfigIDs = a.configIDs(actor.OrganisationID, queryList(q, "configs"))
+	if f.ConfigIDs, err = a.reads().ConfigIDs(r.Context(), actor.OrganisationID, queryList(q, "configs")); err != nil {
+		return analytics.Filter{}, err
+	}
 	f.Providers = providerSlugs(append(queryList(q, "providers"), queryList(q, "virtual_keys")...))
 	f.Models = queryList(q, "models")
 	if err := aiOrgModels(q, &f); err != nil {
@@ -187,59 +122,17 @@ func (a *Admin) trafficFilter(r *http.Request, actor domain.Actor, v trafficView
 	}
 	f.PromptIDs = queryList(q, "prompt_slug")
 	if v.logs {
-		if own, only := a.ownLogsOnly(actor, workspaces); only {
-			if f.APIKeyIDs, err = ownKeys(f.APIKeyIDs, own); err != nil {
+		own, only, err := a.reads().OwnKeysOnly(r.Context(), actor, workspaces)
+		if err != nil {
+			return analytics.Filter{}, err
+		}
+		if only {
+			if f.APIKeyIDs, err = queries.OwnKeys(f.APIKeyIDs, own); err != nil {
 				return analytics.Filter{}, err
 			}
 		}
 	}
 	return f, nil
-}
-
-// ownLogsOnly reports whether the security settings (membersViewAllData, managersViewAllData)
-// limit the actor's logs to the requests of their own API keys, and lists those keys. Like the
-// analytics settings they bind keys acting as a user who is a member (manager) of a selected
-// workspace whose setting is off; one such workspace limits the whole answer, which never
-// shows more than any workspace allows.
-func (a *Admin) ownLogsOnly(actor domain.Actor, workspaces []string) ([]string, bool) {
-	if actor.UserID == "" || actor.IsOrgAdmin() {
-		return nil, false
-	}
-	only := false
-	for _, id := range workspaces {
-		role, ok := actor.WorkspaceRole(id)
-		if !ok {
-			continue
-		}
-		sec := a.Read.EffectiveSecurity(actor.OrganisationID, id)
-		if role == domain.RoleMember && !sec.MembersViewAllData || role == domain.RoleManager && !sec.ManagersViewAllData {
-			only = true
-		}
-	}
-	if !only {
-		return nil, false
-	}
-	var own []string
-	for _, k := range a.Read.APIKeys(projections.KeyFilter{OrganisationID: actor.OrganisationID,
-		Visible: func(k domain.APIKey) bool { return k.UserID == actor.UserID }}) {
-		own = append(own, k.ID)
-	}
-	return own, true
-}
-
-// ownKeys is the api_key_ids filter of an actor limited to their own keys: the own keys, or
-// those the client asked for, each of which must be one of them.
-func ownKeys(asked, own []string) ([]string, error) {
-	if len(asked) == 0 {
-		return own, nil
-	}
-	for _, id := range asked {
-		if !slices.Contains(own, id) {
-			return nil, &domain.Error{Code: domain.CodeForbidden, Param: "api_key_ids",
-				Message: "your role sees only the logs of your own API keys (membersViewAllData or managersViewAllData is off); " + id + " is not one of them"}
-		}
-	}
-	return asked, nil
 }
 
 // timeRange reads time_of_generation_min and _max: [min, max), by default the last seven days
@@ -446,25 +339,6 @@ func metadataFilter(q url.Values) (map[string]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// configIDs turns config slugs (or ids) into the ids rows carry. A reference that names no
-// config is kept as given, so that it matches no row rather than widening the filter.
-func (a *Admin) configIDs(orgID string, refs []string) []string {
-	read, ok := a.Read.(GatewayResourceReader)
-	out := make([]string, 0, len(refs))
-	for _, ref := range refs {
-		if ok {
-			if c, found := read.SavedConfig(orgID, ref); found {
-				ref = c.ID
-			}
-		}
-		out = append(out, ref)
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
 }
 
 // providerSlugs spells managed providers (and virtual keys, their legacy name) as rows carry

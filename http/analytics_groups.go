@@ -174,10 +174,11 @@ func (a *Admin) groups(v trafficView, route groupRoute) handler {
 			item := groupItem(g, q.Columns)
 			item[key] = groupKey(q.GroupBy, g.Key)
 			if q.GroupBy == analytics.GroupWorkspace {
-				item["workspace_slug"] = ""
-				if ws, ok := a.Read.Workspace(actor.OrganisationID, g.Key); ok {
-					item["workspace_slug"] = ws.Slug
+				slug, err := a.reads().WorkspaceSlug(r.Context(), actor.OrganisationID, g.Key)
+				if err != nil {
+					return 0, nil, err
 				}
+				item["workspace_slug"] = slug
 			}
 			data = append(data, item)
 		}

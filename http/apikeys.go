@@ -13,7 +13,7 @@ import (
 
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
-	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/queries"
 )
 
 // apiKeyBody is the create body of the reference (CreateApiKeyObject).
@@ -122,15 +122,13 @@ func (a *Admin) registerAPIKeys(r *mux.Router) {
 
 	r.Handle("/api-keys", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		actor := actorFrom(r.Context())
-		ws := r.URL.Query().Get("workspace_id")
-		if ws != "" && !canSee(actor, ws) {
-			return 0, nil, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", ws)
-		}
-		f := projections.KeyFilter{OrganisationID: actor.OrganisationID, WorkspaceID: ws,
-			Visible: func(k domain.APIKey) bool { return keyReadable(actor, k) == nil }}
 		now := a.Now()
 		var views []apiKeyAnswer
-		for _, k := range a.Read.APIKeys(f) {
+		found, err := a.reads().APIKeys(r.Context(), actor, r.URL.Query().Get("workspace_id"))
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, k := range found {
 			views = append(views, apiKeyView(k, now))
 		}
 		list, err := page(r, views)
@@ -145,12 +143,8 @@ func (a *Admin) registerAPIKeys(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		actor := actorFrom(r.Context())
-		k, ok := a.Read.APIKey(actor.OrganisationID, id)
-		if !ok {
-			return 0, nil, domain.Errorf(domain.CodeNotFound, "api key %s not found", id)
-		}
-		if err := keyReadable(actor, k); err != nil {
+		k, err := a.reads().APIKey(r.Context(), actorFrom(r.Context()), id)
+		if err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, apiKeyView(k, a.Now()), nil
@@ -161,7 +155,10 @@ func (a *Admin) registerAPIKeys(r *mux.Router) {
 			return commands.UpdateAPIKey{KeyID: id, UpdateAPIKey: b.UpdateAPIKey}, nil
 		},
 		func(r *http.Request, id string, _ commands.UpdateAPIKey, _ commands.Result) (int, any, error) {
-			k, ok := a.Read.APIKey(actorFrom(r.Context()).OrganisationID, id)
+			k, ok, err := a.Read.APIKey(r.Context(), actorFrom(r.Context()).OrganisationID, id)
+			if err != nil {
+				return 0, nil, err
+			}
 			if !ok {
 				return 0, nil, domain.Errorf(domain.CodeNotFound, "api key %s not found", id)
 			}
@@ -198,44 +195,10 @@ func keyID(r *http.Request) (string, error) {
 	return id, nil
 }
 
-// keyReadScope returns the read scope of a key of keyType, e.g. workspace_user_api_keys.read.
-func keyReadScope(keyType string) string {
-	switch keyType {
-	case domain.KeyOrganisationService:
-		return "organisation_service_api_keys.read"
-	case domain.KeyWorkspaceService:
-		return "workspace_service_api_keys.read"
-	}
-	return "workspace_user_api_keys.read"
-}
+// keyReadScope and keyReadable are the read side's (queries.KeyReadScope, queries.KeyReadable).
+func keyReadScope(keyType string) string { return queries.KeyReadScope(keyType) }
 
-// keyReadable: organisation admins read every key; managers the keys of their workspace, and
-// everyone their own user keys. A key out of the actor's reach is not found; one within reach
-// but without the read (or list) scope is forbidden.
-func keyReadable(actor domain.Actor, k domain.APIKey) error {
-	notFound := domain.Errorf(domain.CodeNotFound, "api key %s not found", k.ID)
-	switch {
-	case k.IsOrganisationKey():
-		if !actor.IsOrgAdmin() {
-			return notFound
-		}
-	case k.Type == domain.KeyWorkspaceUser && actor.UserID != "" && actor.UserID == k.UserID:
-		return nil
-	default:
-		role, ok := actor.WorkspaceRole(k.WorkspaceID)
-		if !ok {
-			return notFound
-		}
-		if role != domain.RoleAdmin && role != domain.RoleManager {
-			return domain.Errorf(domain.CodeForbidden, "reading the keys of workspace %s needs the manager role", k.WorkspaceID)
-		}
-	}
-	read := keyReadScope(k.Type)
-	if !actor.HasScope(read) && !actor.HasScope(strings.TrimSuffix(read, "read")+"list") {
-		return domain.Errorf(domain.CodeForbidden, "this API key lacks the scope %s", read)
-	}
-	return nil
-}
+func keyReadable(actor domain.Actor, k domain.APIKey) error { return queries.KeyReadable(actor, k) }
 
 // apiKeyUpdateFields are the fields of the reference's UpdateApiKeyObject that a key's update
 // accepts, in the order they are checked.

@@ -4,18 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
 
-	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
+	"github.com/causeway/causeway/queries"
 )
 
 // Audit time travel: every control-plane resource can be read as it was at an instant
@@ -99,11 +99,11 @@ func asOf[A any, P aggregate[A]](a *Admin, w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return 0, nil, err
 	}
-	agg, last, ok, err := commands.LoadAsOfEvent(r.Context(), a.Deps, domain.Stream(t.prefix, id), func() P { return P(new(A)) }, at)
+	agg, last, ok, err := queries.LoadAsOfEvent(r.Context(), a.reads(), domain.Stream(t.prefix, id), func() P { return P(new(A)) }, at)
 	if err != nil {
 		return 0, nil, err
 	}
-	if ok && organisationOf(agg) != actor.OrganisationID {
+	if ok && queries.OrganisationOf(agg) != actor.OrganisationID {
 		return 0, nil, domain.Errorf(domain.CodeNotFound, "%s %s not found", t.noun, id)
 	}
 	if !ok || !t.exists(agg) {
@@ -115,39 +115,6 @@ func asOf[A any, P aggregate[A]](a *Admin, w http.ResponseWriter, r *http.Reques
 	}
 	w.Header().Set(AsOfHeader, last.RecordedAt.UTC().Format(time.RFC3339Nano))
 	return http.StatusOK, body, nil
-}
-
-// organisationOf is the organisation a resource belongs to ("" for none).
-func organisationOf(agg domain.Aggregate) string {
-	switch v := agg.(type) {
-	case *domain.Organisation:
-		return v.ID
-	case *domain.Workspace:
-		return v.OrganisationID
-	case *domain.User:
-		return v.OrganisationID
-	case *domain.Invite:
-		return v.OrganisationID
-	case *domain.APIKey:
-		return v.OrganisationID
-	case *domain.RateLimitPolicy:
-		return v.OrganisationID
-	case *domain.UsageLimitPolicy:
-		return v.OrganisationID
-	case *domain.Notification:
-		return v.OrganisationID
-	case *domain.Integration:
-		return v.OrganisationID
-	case *domain.Provider:
-		return v.OrganisationID
-	case *domain.SavedConfig:
-		return v.OrganisationID
-	case *domain.ModelPricingOverride:
-		return v.OrganisationID
-	case *domain.LogExport:
-		return v.OrganisationID
-	}
-	return ""
 }
 
 // pathID adapts a normal read's id parser to asOfTarget.id.
@@ -207,10 +174,8 @@ var workspaceAsOf = asOfTarget[domain.Workspace, *domain.Workspace]{
 			return ref, nil
 		}
 		// Slugs never change, so today's slug names the same workspace in the past.
-		if ws, ok := a.Read.WorkspaceBySlug(actorFrom(r.Context()).OrganisationID, ref); ok {
-			return ws.ID, nil
-		}
-		return "", notFound("workspace", ref)
+		ws, err := a.reads().WorkspaceByRef(r.Context(), actorFrom(r.Context()).OrganisationID, ref)
+		return ws.ID, err
 	},
 	exists: (*domain.Workspace).Exists,
 	view: func(a *Admin, r *http.Request, ws domain.Workspace, at time.Time) (any, error) {
@@ -225,26 +190,13 @@ var workspaceAsOf = asOfTarget[domain.Workspace, *domain.Workspace]{
 	},
 }
 
-// workspaceMembersAsOf lists a workspace's members as they were at the instant, each user as
-// they were then, in the order the read model lists them.
+// workspaceMembersAsOf renders a workspace's members as they were at the instant
+// (queries.WorkspaceMembersAsOf).
 func (a *Admin) workspaceMembersAsOf(ctx context.Context, ws domain.Workspace, at time.Time) ([]workspaceMemberAnswer, error) {
-	members := make([]projections.WorkspaceMember, 0, len(ws.Members))
-	for id, role := range ws.Members {
-		u, _, ok, err := commands.LoadAsOf(ctx, a.Deps, domain.Stream(domain.UserPrefix, id), func() *domain.User { return &domain.User{} }, at)
-		if err != nil {
-			return nil, err
-		}
-		if !ok || !u.Exists() || u.OrganisationID != ws.OrganisationID {
-			continue
-		}
-		members = append(members, projections.WorkspaceMember{User: *u, Role: role, CreatedAt: ws.MemberSince[id], LastUpdatedAt: ws.MemberChanged[id]})
+	members, err := a.reads().WorkspaceMembersAsOf(ctx, ws, at)
+	if err != nil {
+		return nil, err
 	}
-	sort.Slice(members, func(i, j int) bool {
-		if !members[i].CreatedAt.Equal(members[j].CreatedAt) {
-			return members[i].CreatedAt.Before(members[j].CreatedAt)
-		}
-		return members[i].User.ID < members[j].User.ID
-	})
 	out := make([]workspaceMemberAnswer, 0, len(members))
 	for _, m := range members {
 		out = append(out, workspaceMemberView(ws.ID, m))
@@ -258,31 +210,9 @@ var userAsOf = asOfTarget[domain.User, *domain.User]{
 	id:        pathID(userID),
 	exists:    (*domain.User).Exists,
 	view: func(a *Admin, r *http.Request, u domain.User, at time.Time) (any, error) {
-		v := a.userView(u)
-		ids, err := a.memberWorkspacesAsOf(r.Context(), u, at)
-		v.WorkspaceIDs = ids
-		return v, err
+		ids, err := a.reads().MemberWorkspacesAsOf(r.Context(), u, at)
+		return userView(u, ids), err
 	},
-}
-
-// memberWorkspacesAsOf is the user's workspaces at the instant. Memberships live in the
-// workspace streams, so every workspace of the organisation is folded to the instant;
-// workspaces are archived, never removed, so the read model lists every one there was.
-func (a *Admin) memberWorkspacesAsOf(ctx context.Context, u domain.User, at time.Time) ([]string, error) {
-	out := []string{}
-	all := a.Read.Workspaces(projections.WorkspaceFilter{OrganisationID: u.OrganisationID,
-		Statuses: map[string]bool{domain.StatusActive: true, domain.StatusArchived: true}})
-	for _, ws := range all {
-		past, _, ok, err := commands.LoadAsOf(ctx, a.Deps, domain.Stream(domain.WorkspacePrefix, ws.ID), func() *domain.Workspace { return &domain.Workspace{} }, at)
-		if err != nil {
-			return nil, err
-		}
-		if _, member := past.Members[u.ID]; ok && member {
-			out = append(out, ws.ID)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
 }
 
 var inviteAsOf = asOfTarget[domain.Invite, *domain.Invite]{
@@ -321,9 +251,7 @@ var notificationAsOf = asOfTarget[domain.Notification, *domain.Notification]{
 	},
 	exists: func(n *domain.Notification) bool { return n.ID != "" },
 	view: func(_ *Admin, r *http.Request, n domain.Notification, _ time.Time) (any, error) {
-		// As the read model's notification filter: outside the organisation admins, only
-		// notifications of a workspace the actor belongs to.
-		if v := visibleWorkspaces(actorFrom(r.Context())); v != nil && (n.WorkspaceID == "" || !v[n.WorkspaceID]) {
+		if !queries.CanSeeNotification(actorFrom(r.Context()), n) {
 			return nil, notFound("notification", n.ID)
 		}
 		return notificationView(n), nil
@@ -347,40 +275,6 @@ func organisationAsOf(view func(domain.Organisation) organisationSettingsAnswer)
 			return view(o), nil
 		},
 	}
-}
-
-// historyID is the stream id of the resource a history path names: its id, or the slug by
-// which the API names workspaces, integrations, configs and (when one workspace has it)
-// managed providers. Slugs never change, so today's slug names the same resource in the past.
-func (a *Admin) historyID(orgID, prefix, ref string) string {
-	if isUUID(ref) {
-		return ref
-	}
-	if prefix == domain.WorkspacePrefix {
-		if ws, ok := a.Read.WorkspaceBySlug(orgID, ref); ok {
-			return ws.ID
-		}
-		return ref
-	}
-	read, ok := a.Read.(GatewayResourceReader)
-	if !ok {
-		return ref
-	}
-	switch prefix {
-	case domain.IntegrationPrefix:
-		if i, ok := read.IntegrationBySlug(orgID, ref); ok {
-			return i.ID
-		}
-	case domain.SavedConfigPrefix:
-		if c, ok := read.SavedConfig(orgID, ref); ok {
-			return c.ID
-		}
-	case domain.ProviderPrefix:
-		if ps := read.ManagedProvidersBySlug(orgID, strings.TrimPrefix(ref, "@")); len(ps) == 1 {
-			return ps[0].ID
-		}
-	}
-	return ref
 }
 
 // historyEntry is one event of a resource's history: what happened, who did it and from
@@ -434,19 +328,22 @@ func (a *Admin) registerAuditHistory(r *mux.Router) {
 			}
 			cut = &at
 		}
-		id = a.historyID(actor.OrganisationID, prefix, id)
+		id, err := a.reads().HistoryID(r.Context(), actor.OrganisationID, prefix, id, isUUID)
+		if err != nil {
+			return 0, nil, err
+		}
 		// Only the requested page's states are encoded; page validates the paging first.
 		win, err := page[historyEntry](r, nil)
 		if err != nil {
 			return 0, nil, err
 		}
 		from := win.CurrentPage * win.PageSize
-		changes, final, err := commands.History(r.Context(), a.Deps, domain.Stream(prefix, id),
+		changes, final, err := a.reads().History(r.Context(), domain.Stream(prefix, id),
 			func(i int) bool { return i >= from && i < from+win.PageSize })
 		if err != nil {
 			return 0, nil, err
 		}
-		if final == nil || organisationOf(final) != actor.OrganisationID {
+		if final == nil || queries.OrganisationOf(final) != actor.OrganisationID {
 			return 0, nil, domain.Errorf(domain.CodeNotFound, "%s %s not found", noun, id)
 		}
 		if cut != nil {
@@ -475,7 +372,7 @@ func (a *Admin) registerAuditHistory(r *mux.Router) {
 }
 
 // Lists as of an instant. A list's filters, authorisation and views are its normal read's; as
-// of an instant they run against the read model as it was then (projections.AsOf), served by
+// of an instant they run against the read model as it was then (queries.PastModel), served by
 // a router of its own whose admin reads that model, and which authenticates and waits on the
 // live one. The reads that answer as_of themselves (single resources, the audit log, history,
 // request logs and analytics) are left to do so.
@@ -558,14 +455,13 @@ func (a *Admin) pastReads(next http.Handler) http.Handler {
 			WriteError(w, r, a.Log, err)
 			return
 		}
-		store, ok := a.Deps.Store.(projections.PastReader)
-		if !ok {
-			WriteError(w, r, a.Log, domain.Invalid(asOfParam, "as_of is not supported on lists here: the event store cannot be read whole"))
-			return
-		}
-		past, since, err := projections.AsOf(r.Context(), store, a.Deps.Registry, at)
+		past, since, ok, err := a.reads().PastModel(r.Context(), at)
 		if err != nil {
 			WriteError(w, r, a.Log, err)
+			return
+		}
+		if !ok {
+			WriteError(w, r, a.Log, domain.Invalid(asOfParam, "as_of is not supported on lists here: the event store cannot be read whole"))
 			return
 		}
 		if !since.IsZero() {
@@ -578,7 +474,7 @@ func (a *Admin) pastReads(next http.Handler) http.Handler {
 // pastRouter is the admin API reading past instead of the live read model, its clock stopped
 // at the instant, so that what a view derives from the time (a key expired, an invite
 // pending) is derived as of the instant too, as a single resource's as_of view derives it.
-func (a *Admin) pastRouter(past *projections.Model, at time.Time) http.Handler {
+func (a *Admin) pastRouter(past *memory.Model, at time.Time) http.Handler {
 	then := *a
 	then.Read = pastReadModel{Model: past, live: a.Read, now: a.Now}
 	then.Now = func() time.Time { return at }
@@ -597,7 +493,7 @@ func (a *Admin) pastRouter(past *projections.Model, at time.Time) http.Handler {
 // pastReadModel reads the past, and authenticates and waits on the live read model: the key
 // that asks is judged as it is now, as on any as_of read.
 type pastReadModel struct {
-	*projections.Model
+	*memory.Model
 	live ReadModel
 	now  func() time.Time // the live clock
 }
@@ -605,8 +501,6 @@ type pastReadModel struct {
 func (p pastReadModel) Authenticate(presented string, _ time.Time) (domain.Actor, error) {
 	return p.live.Authenticate(presented, p.now())
 }
-
-func (p pastReadModel) Position() eventstore.Position { return p.live.Position() }
 
 func (p pastReadModel) WaitFor(ctx context.Context, pos eventstore.Position) error {
 	return p.live.WaitFor(ctx, pos)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/queries"
 )
 
 // The audit log is the event stream itself, read back: every change with who, what, where,
@@ -21,11 +22,7 @@ func (a *Admin) registerAuditLogs(r *mux.Router) {
 			if !a.Features.AuditLogs {
 				return 0, nil, domain.Errorf(domain.CodeDisabled, "audit logs are turned off (AUDIT_LOGS_ENABLED=OFF)")
 			}
-			actor := actorFrom(r.Context())
-			if !actor.IsOrgAdmin() {
-				return 0, nil, domain.Errorf(domain.CodeForbidden, "only organisation owners and admins may read the audit log")
-			}
-			if err := requireScope(actor, "audit_logs.list"); err != nil {
+			if err := queries.RequireAuditReader(actorFrom(r.Context())); err != nil {
 				return 0, nil, err
 			}
 			return h(w, r)
@@ -41,12 +38,9 @@ func (a *Admin) registerAuditLogs(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		recs, total, err := a.Read.AuditRecords(r.Context(), f, win.CurrentPage*win.PageSize, win.PageSize)
+		recs, total, err := a.reads().AuditRecords(r.Context(), actorFrom(r.Context()), f, win.CurrentPage*win.PageSize, win.PageSize)
 		if err != nil {
 			return 0, nil, err
-		}
-		if recs == nil {
-			recs = []projections.AuditRecord{}
 		}
 		win.Total, win.Data = total, recs
 		return http.StatusOK, win, nil
@@ -61,12 +55,9 @@ func (a *Admin) registerAuditLogs(r *mux.Router) {
 			}
 		}
 		id := mux.Vars(r)["id"]
-		rec, ok := a.Read.AuditRecord(actorFrom(r.Context()).OrganisationID, id)
-		if !ok {
-			return 0, nil, domain.Errorf(domain.CodeNotFound, "audit log record %s not found", id)
-		}
-		if !at.IsZero() && rec.Timestamp.After(at) {
-			return 0, nil, domain.Errorf(domain.CodeNotFound, "audit log record %s did not exist at %s", id, at.UTC().Format(time.RFC3339Nano))
+		rec, err := a.reads().AuditRecord(r.Context(), actorFrom(r.Context()), id, at)
+		if err != nil {
+			return 0, nil, err
 		}
 		return http.StatusOK, rec, nil
 	})).Methods(http.MethodGet)

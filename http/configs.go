@@ -10,7 +10,7 @@ import (
 
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
-	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/queries"
 )
 
 // Saved configs answer in the reference's shapes ({"success": true, "data": ...}); lists also
@@ -37,11 +37,12 @@ type configAnswer struct {
 	Object         string          `json:"object"`
 }
 
-func configView(read GatewayResourceReader, c domain.SavedConfig, withConfig bool) configAnswer {
+// configView renders a config; defaultID is the id of its workspace's default config.
+func configView(c domain.SavedConfig, defaultID string, withConfig bool) configAnswer {
 	out := configAnswer{ID: c.ID, Name: c.Name, Slug: c.Slug, OrganisationID: c.OrganisationID, WorkspaceID: c.WorkspaceID,
 		Status: c.Status, OwnerID: c.OwnerID, UpdatedBy: c.UpdatedBy, VersionID: c.Latest().ID,
 		CreatedAt: millis(c.CreatedAt), LastUpdatedAt: millis(c.LastUpdatedAt), Object: "config"}
-	if read.DefaultConfigID(c.WorkspaceID) == c.ID {
+	if defaultID == c.ID {
 		out.IsDefault = 1
 	}
 	if withConfig {
@@ -156,16 +157,12 @@ func (a *Admin) savedConfigAsOf(w http.ResponseWriter, r *http.Request, read Gat
 	return gatewayAsOf(a, w, r, "config", domain.SavedConfigPrefix, id,
 		func(c *domain.SavedConfig) string { return c.OrganisationID }, (*domain.SavedConfig).Exists,
 		func(c domain.SavedConfig, at time.Time) (any, error) {
-			def, _, _, err := commands.LoadAsOf(r.Context(), a.Deps, domain.Stream(domain.ConfigDefaultPrefix, c.WorkspaceID),
+			def, _, _, err := queries.LoadAsOf(r.Context(), a.reads(), domain.Stream(domain.ConfigDefaultPrefix, c.WorkspaceID),
 				func() *domain.ConfigDefault { return &domain.ConfigDefault{} }, at)
 			if err != nil {
 				return nil, err
 			}
-			view := configView(read, c, true)
-			view.IsDefault = 0
-			if def.ConfigID == c.ID {
-				view.IsDefault = 1
-			}
+			view := configView(c, def.ConfigID, true)
 			return map[string]any{"success": true, "data": view}, nil
 		})
 }
@@ -183,12 +180,7 @@ func (a *Admin) registerConfigs(r *mux.Router, read GatewayResourceReader) {
 		if err != nil {
 			return domain.SavedConfig{}, err
 		}
-		ref := mux.Vars(r)["slug"]
-		c, ok := read.SavedConfig(actor.OrganisationID, ref)
-		if !ok || !st[c.Status] || !canSee(actor, c.WorkspaceID) {
-			return domain.SavedConfig{}, domain.Errorf(domain.CodeNotFound, "config %s not found", ref)
-		}
-		return c, nil
+		return a.reads().VisibleConfig(r.Context(), actor, mux.Vars(r)["slug"], st)
 	}
 
 	r.Handle("/configs", on(write(a, a.Commands.CreateSavedConfig, nowhere,
@@ -203,7 +195,10 @@ func (a *Admin) registerConfigs(r *mux.Router, read GatewayResourceReader) {
 			return c, nil
 		},
 		func(r *http.Request, _ struct{}, _ commands.CreateSavedConfig, res commands.Result) (int, any, error) {
-			sc, _ := read.SavedConfig(actorFrom(r.Context()).OrganisationID, res.ID)
+			sc, _, err := read.SavedConfig(r.Context(), actorFrom(r.Context()).OrganisationID, res.ID)
+			if err != nil {
+				return 0, nil, err
+			}
 			return http.StatusOK, map[string]any{"success": true, "data": map[string]string{"id": res.ID, "slug": sc.Slug,
 				"version_id": sc.Latest().ID}}, nil
 		}))).Methods(http.MethodPost)
@@ -217,16 +212,17 @@ func (a *Admin) registerConfigs(r *mux.Router, read GatewayResourceReader) {
 		if err != nil {
 			return 0, nil, err
 		}
-		f := projections.SavedConfigFilter{OrganisationID: actor.OrganisationID, WorkspaceIDs: visibleWorkspaces(actor), Statuses: st}
-		if ws := r.URL.Query().Get("workspace_id"); ws != "" {
-			if !canSee(actor, ws) {
-				return 0, nil, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", ws)
-			}
-			f.WorkspaceIDs = map[string]bool{ws: true}
-		}
 		views := []configAnswer{}
-		for _, c := range read.SavedConfigs(f) {
-			views = append(views, configView(read, c, false))
+		found, err := a.reads().SavedConfigs(r.Context(), actor, st, r.URL.Query().Get("workspace_id"))
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, c := range found {
+			def, err := a.reads().DefaultConfigID(r.Context(), c.WorkspaceID)
+			if err != nil {
+				return 0, nil, err
+			}
+			views = append(views, configView(c, def, false))
 		}
 		list, err := page(r, views)
 		return http.StatusOK, struct {
@@ -243,15 +239,22 @@ func (a *Admin) registerConfigs(r *mux.Router, read GatewayResourceReader) {
 		if asOfRequested(r) {
 			return a.savedConfigAsOf(w, r, read, c.ID)
 		}
-		return http.StatusOK, map[string]any{"success": true, "data": configView(read, c, true)}, nil
+		def, err := a.reads().DefaultConfigID(r.Context(), c.WorkspaceID)
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, map[string]any{"success": true, "data": configView(c, def, true)}, nil
 	})).Methods(http.MethodGet)
 
 	r.Handle("/configs/{slug}", on(write(a, a.Commands.UpdateSavedConfig, scoped(fromPath, "configs.update"),
 		func(_ *http.Request, c domain.SavedConfig, b configUpdateBody) (commands.UpdateSavedConfig, error) {
 			return commands.UpdateSavedConfig{ConfigID: c.ID, Name: b.Name, Config: b.Config, IsDefault: b.IsDefault}, nil
 		},
-		func(_ *http.Request, c domain.SavedConfig, _ commands.UpdateSavedConfig, _ commands.Result) (int, any, error) {
-			c, _ = read.SavedConfig(c.OrganisationID, c.ID)
+		func(r *http.Request, c domain.SavedConfig, _ commands.UpdateSavedConfig, _ commands.Result) (int, any, error) {
+			c, _, err := read.SavedConfig(r.Context(), c.OrganisationID, c.ID)
+			if err != nil {
+				return 0, nil, err
+			}
 			return http.StatusOK, map[string]any{"success": true, "data": map[string]string{"id": c.ID, "slug": c.Slug,
 				"version_id": c.Latest().ID}}, nil
 		}))).Methods(http.MethodPut)
@@ -270,8 +273,12 @@ func (a *Admin) registerConfigs(r *mux.Router, read GatewayResourceReader) {
 		if err != nil {
 			return 0, nil, err
 		}
+		def, err := a.reads().DefaultConfigID(r.Context(), c.WorkspaceID)
+		if err != nil {
+			return 0, nil, err
+		}
 		isDefault := 0
-		if read.DefaultConfigID(c.WorkspaceID) == c.ID {
+		if def == c.ID {
 			isDefault = 1
 		}
 		views := make([]configVersionAnswer, 0, len(c.Versions))

@@ -11,6 +11,7 @@ import (
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/gateway"
+	"github.com/causeway/causeway/projections"
 )
 
 // errorBody is the OpenAI error shape, which the specification and the reference share.
@@ -27,6 +28,9 @@ type errorDetail struct {
 	// its version, limit and usage.
 	DecidedBy *analytics.Decider `json:"decided_by,omitempty"`
 }
+
+// CodeReadModelUnavailable is the error code of a read the read model could not answer (503).
+const CodeReadModelUnavailable = "read_model_unavailable"
 
 // statusOf is the one mapping from application error codes to HTTP statuses.
 var statusOf = map[domain.Code]int{
@@ -77,6 +81,10 @@ func asAppError(err error) *domain.Error {
 	switch {
 	case errors.As(err, &appErr):
 		return appErr
+	case errors.Is(err, projections.ErrUnavailable):
+		// A read model that cannot answer is never "not found": the client retries.
+		return &domain.Error{Code: domain.CodeUnavailable, Detail: CodeReadModelUnavailable, Err: err,
+			Message: "the read model is unavailable (its database cannot be reached); retry later"}
 	case errors.Is(err, eventstore.ErrWrongExpectedVersion):
 		return &domain.Error{Code: domain.CodeConflict, Message: "the resource was changed by another request; retry", Err: err}
 	case errors.Is(err, eventstore.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):

@@ -22,6 +22,7 @@ import (
 	"github.com/causeway/causeway/eventstore/sqlite"
 	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
 )
 
 // testAPI is the admin API over a real SQLite event store and the in-memory read model, with a
@@ -30,7 +31,7 @@ type testAPI struct {
 	t        testing.TB
 	Server   *httptest.Server
 	Store    eventstore.Store
-	Read     *projections.Model
+	Read     *memory.Model
 	Index    *gateway.Index // the gateway's routing index, fed by Read's fold
 	Deps     commands.Deps
 	AdminKey string
@@ -53,7 +54,7 @@ func newTestAPI(t testing.TB) *testAPI {
 	require.NoError(t, err)
 	reg := domain.NewRegistry()
 	index := gateway.NewIndex()
-	api := &testAPI{t: t, Store: store, Read: projections.NewMemory(reg, projections.MemoryOptions{OnFold: index.Put}), Index: index, AdminKey: testAdminKey,
+	api := &testAPI{t: t, Store: store, Read: memory.New(reg, memory.Options{OnFold: index.Put}), Index: index, AdminKey: testAdminKey,
 		now: time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)}
 	api.Deps = commands.Deps{Store: store, Registry: reg, Now: api.Now}
 

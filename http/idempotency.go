@@ -7,19 +7,19 @@ import (
 
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
-	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
 )
 
 // IdempotencyHeader names a write so that a retry of it writes nothing twice.
 const IdempotencyHeader = "Idempotency-Key"
 
 // IdempotencyIndex finds the first request an actor made with an idempotency key, on any
-// resource (projections.Model in memory keeps it).
+// resource (the in-memory model, memory.Model, keeps it).
 type IdempotencyIndex interface {
-	IdempotentRequest(actorID, key string) (projections.IdempotentRequest, bool)
+	IdempotentRequest(actorID, key string) (memory.IdempotentRequest, bool)
 }
 
-var _ IdempotencyIndex = (*projections.Model)(nil)
+var _ IdempotencyIndex = (*memory.Model)(nil)
 
 // idempotent fingerprints a write that carries an idempotency key and refuses it, before it
 // can write anything, when the actor's earlier request with that key asked something else.

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sort"
@@ -12,24 +13,25 @@ import (
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/queries"
 )
 
 // GatewayResourceReader is what the gateway's admin resources read: integrations, managed
 // providers (and virtual keys, the same aggregate) and saved configs.
 type GatewayResourceReader interface {
-	Integration(orgID, id string) (domain.Integration, bool)
-	IntegrationBySlug(orgID, slug string) (domain.Integration, bool)
-	Integrations(f projections.IntegrationFilter) []domain.Integration
-	ManagedProvider(orgID, id string) (domain.Provider, bool)
-	ManagedProviderBySlug(orgID, workspaceID, slug string) (domain.Provider, bool)
-	ManagedProvidersBySlug(orgID, slug string) []domain.Provider
-	ManagedProviders(f projections.ManagedProviderFilter) []domain.Provider
-	SavedConfig(orgID, ref string) (domain.SavedConfig, bool)
-	SavedConfigs(f projections.SavedConfigFilter) []domain.SavedConfig
-	DefaultConfigID(workspaceID string) string
+	Integration(ctx context.Context, orgID, id string) (domain.Integration, bool, error)
+	IntegrationBySlug(ctx context.Context, orgID, slug string) (domain.Integration, bool, error)
+	Integrations(ctx context.Context, f projections.IntegrationFilter) ([]domain.Integration, error)
+	ManagedProvider(ctx context.Context, orgID, id string) (domain.Provider, bool, error)
+	ManagedProviderBySlug(ctx context.Context, orgID, workspaceID, slug string) (domain.Provider, bool, error)
+	ManagedProvidersBySlug(ctx context.Context, orgID, slug string) ([]domain.Provider, error)
+	ManagedProviders(ctx context.Context, f projections.ManagedProviderFilter) ([]domain.Provider, error)
+	SavedConfig(ctx context.Context, orgID, ref string) (domain.SavedConfig, bool, error)
+	SavedConfigs(ctx context.Context, f projections.SavedConfigFilter) ([]domain.SavedConfig, error)
+	DefaultConfigID(ctx context.Context, workspaceID string) (string, error)
 }
 
-var _ GatewayResourceReader = (*projections.Model)(nil)
+var _ GatewayResourceReader = projections.Reader(nil)
 
 // registerGatewayResources adds the routes of integrations, providers, virtual keys and
 // configs.
@@ -164,19 +166,9 @@ func integrationWorkspacesView(i domain.Integration, actor domain.Actor) map[str
 	return map[string]any{"object": "list", "total": len(out), "workspaces": out}
 }
 
-// canSeeIntegration: organisation admins see every integration, others those that serve a
-// workspace they reach.
+// canSeeIntegration is the read side's (queries.CanSeeIntegration).
 func canSeeIntegration(actor domain.Actor, i domain.Integration) bool {
-	v := visibleWorkspaces(actor)
-	if v == nil {
-		return true
-	}
-	for ws, access := range i.Workspaces {
-		if access.Enabled && v[ws] {
-			return true
-		}
-	}
-	return false
+	return queries.CanSeeIntegration(actor, i)
 }
 
 // tagFilter reads ?tags=key:value[,key:value] (the parameter may repeat): every pair must
@@ -210,12 +202,7 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader) 
 		if err := requireScope(actor, scope); err != nil {
 			return domain.Integration{}, err
 		}
-		slug := mux.Vars(r)["slug"]
-		i, ok := read.IntegrationBySlug(actor.OrganisationID, slug)
-		if !ok || !canSeeIntegration(actor, i) {
-			return domain.Integration{}, domain.Errorf(domain.CodeNotFound, "integration %s not found", slug)
-		}
-		return i, nil
+		return a.reads().VisibleIntegration(r.Context(), actor, mux.Vars(r)["slug"])
 	}
 
 	r.Handle("/integrations", on(write(a, a.Commands.CreateIntegration, nowhere,
@@ -226,14 +213,21 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader) 
 		},
 		func(r *http.Request, _ struct{}, c commands.CreateIntegration, res commands.Result) (int, any, error) {
 			actor := actorFrom(r.Context())
-			i, _ := read.Integration(actor.OrganisationID, res.ID)
+			i, _, err := read.Integration(r.Context(), actor.OrganisationID, res.ID)
+			if err != nil {
+				return 0, nil, err
+			}
 			out := map[string]any{"id": res.ID, "slug": i.Slug, "object": "integration"}
 			if i.WorkspaceID != "" {
 				slug := i.Slug
 				if c.DefaultProviderSlug != nil {
 					slug = *c.DefaultProviderSlug
 				}
-				if p, ok := read.ManagedProviderBySlug(actor.OrganisationID, i.WorkspaceID, slug); ok && p.IntegrationID == i.ID {
+				p, ok, err := read.ManagedProviderBySlug(r.Context(), actor.OrganisationID, i.WorkspaceID, slug)
+				if err != nil {
+					return 0, nil, err
+				}
+				if ok && p.IntegrationID == i.ID {
 					out["default_provider_slug"] = p.Slug
 				}
 			}
@@ -254,8 +248,7 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader) 
 			return 0, nil, err
 		}
 		q := r.URL.Query()
-		f := projections.IntegrationFilter{OrganisationID: actor.OrganisationID, Statuses: st, Visible: visibleWorkspaces(actor),
-			ServingWorkspace: q.Get("workspace_id"), AIProviderID: q.Get("ai_provider_id"), Tags: tags}
+		f := projections.IntegrationFilter{Statuses: st, ServingWorkspace: q.Get("workspace_id"), AIProviderID: q.Get("ai_provider_id"), Tags: tags}
 		switch typ := q.Get("type"); typ {
 		case "", "all":
 		case "organisation", "workspace":
@@ -263,11 +256,12 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader) 
 		default:
 			return 0, nil, domain.Invalid("type", "type must be workspace, organisation or all (got %q)", typ)
 		}
-		if f.ServingWorkspace != "" && !canSee(actor, f.ServingWorkspace) {
-			return 0, nil, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", f.ServingWorkspace)
-		}
 		views := []integrationAnswer{}
-		for _, i := range read.Integrations(f) {
+		found, err := a.reads().Integrations(r.Context(), actor, f)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, i := range found {
 			views = append(views, integrationView(i, false))
 		}
 		list, err := page(r, views)
@@ -297,8 +291,11 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader) 
 			}
 			return c, nil
 		},
-		func(_ *http.Request, i domain.Integration, _ commands.UpdateIntegration, _ commands.Result) (int, any, error) {
-			i, _ = read.Integration(i.OrganisationID, i.ID)
+		func(r *http.Request, i domain.Integration, _ commands.UpdateIntegration, _ commands.Result) (int, any, error) {
+			i, _, err := read.Integration(r.Context(), i.OrganisationID, i.ID)
+			if err != nil {
+				return 0, nil, err
+			}
 			return http.StatusOK, integrationView(i, true), nil
 		}))).Methods(http.MethodPut)
 
@@ -334,9 +331,13 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader) 
 			return c, nil
 		},
 		func(r *http.Request, i domain.Integration, _ commands.UpdateIntegrationWorkspaces, _ commands.Result) (int, any, error) {
-			i, _ = read.Integration(i.OrganisationID, i.ID)
+			i, _, err := read.Integration(r.Context(), i.OrganisationID, i.ID)
+			if err != nil {
+				return 0, nil, err
+			}
 			return http.StatusOK, integrationWorkspacesView(i, actorFrom(r.Context())), nil
 		}))).Methods(http.MethodPut)
+
 }
 
 // integrationAsOf reads an integration as it was: named by its id, or by the slug it holds
@@ -348,8 +349,9 @@ func (a *Admin) integrationAsOf(w http.ResponseWriter, r *http.Request, read Gat
 	}
 	ref := mux.Vars(r)["slug"]
 	id := ref
-	if i, ok := read.IntegrationBySlug(actor.OrganisationID, ref); ok {
-		id = i.ID
+	id, err := a.reads().IntegrationID(r.Context(), actor.OrganisationID, ref)
+	if err != nil {
+		return 0, nil, err
 	}
 	return gatewayAsOf(a, w, r, "integration", domain.IntegrationPrefix, id,
 		func(i *domain.Integration) string { return i.OrganisationID }, (*domain.Integration).Exists,
@@ -376,7 +378,7 @@ func gatewayAsOf[A any, P aggregate[A]](a *Admin, w http.ResponseWriter, r *http
 	if err != nil {
 		return 0, nil, err
 	}
-	agg, last, ok, err := commands.LoadAsOfEvent(r.Context(), a.Deps, domain.Stream(prefix, id), func() P { return P(new(A)) }, at)
+	agg, last, ok, err := queries.LoadAsOfEvent(r.Context(), a.reads(), domain.Stream(prefix, id), func() P { return P(new(A)) }, at)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -26,7 +26,7 @@ type listsAPI struct {
 func newListsAPI(t *testing.T) *listsAPI {
 	t.Helper()
 	e := newExportAPI(t, nil)
-	book, err := pricing.New(pricing.Config{}, pricing.Options{Now: e.Now, Overrides: e.Read})
+	book, err := pricing.New(pricing.Config{}, pricing.Options{Now: e.Now, Overrides: e.Read.Overrides()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = book.Close() })
 	e.AdminAPI.Pricing = book

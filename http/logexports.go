@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -22,15 +23,14 @@ import (
 	"github.com/causeway/causeway/projections"
 )
 
-// LogExportReader is what the export routes read. projections.Model implements it in memory
-// and on PostgreSQL; the routes find it on Admin.Read by type assertion, until ReadModel
-// includes it.
+// LogExportReader is what the export routes read: part of projections.Reader, which both read
+// models implement (in memory and on PostgreSQL).
 type LogExportReader interface {
-	LogExport(orgID, id string) (domain.LogExport, bool)
-	LogExports(f projections.LogExportFilter) []domain.LogExport
+	LogExport(ctx context.Context, orgID, id string) (domain.LogExport, bool, error)
+	LogExports(ctx context.Context, f projections.LogExportFilter) ([]domain.LogExport, error)
 }
 
-var _ LogExportReader = (*projections.Model)(nil)
+var _ LogExportReader = projections.Reader(nil)
 
 // logExportBody is the create and update body of the reference: workspace_id, filters (the
 // GenerationsFilterSchema), requested_data, and the format and description.
@@ -160,9 +160,9 @@ func (a *Admin) registerLogExports(r *mux.Router) {
 		if err != nil {
 			return domain.LogExport{}, err
 		}
-		x, ok := exports.LogExport(actor.OrganisationID, id)
-		if !ok || !canSee(actor, x.WorkspaceID) {
-			return domain.LogExport{}, domain.Errorf(domain.CodeNotFound, "log export %s not found", id)
+		x, err := a.reads().VisibleLogExport(r.Context(), actor, id)
+		if err != nil {
+			return domain.LogExport{}, err
 		}
 		return x, nil
 	}
@@ -179,7 +179,11 @@ func (a *Admin) registerLogExports(r *mux.Router) {
 			if ws == "" {
 				ws = actor.WorkspaceID
 			}
-			if _, only := a.ownLogsOnly(actor, []string{ws}); only {
+			_, only, err := a.reads().OwnKeysOnly(r.Context(), actor, []string{ws})
+			if err != nil {
+				return commands.CreateLogExport{}, err
+			}
+			if only {
 				return commands.CreateLogExport{}, domain.Errorf(domain.CodeForbidden,
 					"your role sees only the logs of your own API keys in this workspace (membersViewAllData or managersViewAllData is off), so it cannot export them")
 			}
@@ -201,15 +205,12 @@ func (a *Admin) registerLogExports(r *mux.Router) {
 		if err := requireScope(actor, "logs.export"); err != nil {
 			return 0, nil, err
 		}
-		f := projections.LogExportFilter{OrganisationID: actor.OrganisationID, WorkspaceIDs: visibleWorkspaces(actor)}
-		if ws := r.URL.Query().Get("workspace_id"); ws != "" {
-			if !canSee(actor, ws) {
-				return 0, nil, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", ws)
-			}
-			f.WorkspaceIDs = map[string]bool{ws: true}
-		}
 		var views []logExportAnswer
-		for _, x := range exports.LogExports(f) {
+		found, err := a.reads().LogExports(r.Context(), actor, r.URL.Query().Get("workspace_id"))
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, x := range found {
 			views = append(views, logExportView(x))
 		}
 		list, err := page(r, views)
@@ -346,8 +347,7 @@ func (a *Admin) streamLogExportFile(w http.ResponseWriter, r *http.Request) erro
 	if !a.Features.APIAccess {
 		return domain.Errorf(domain.CodeDisabled, "the admin API is turned off (API_ACCESS_ENABLED=OFF)")
 	}
-	exports, err := a.logExports()
-	if err != nil {
+	if _, err := a.logExports(); err != nil {
 		return err
 	}
 	id, err := logExportID(r)
@@ -358,9 +358,9 @@ func (a *Admin) streamLogExportFile(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	x, ok := exports.LogExport(orgID, id)
-	if !ok {
-		return domain.Errorf(domain.CodeNotFound, "log export %s not found", id)
+	x, err := a.reads().LogExport(r.Context(), orgID, id)
+	if err != nil {
+		return err
 	}
 	if x.Status != domain.ExportSuccess {
 		return domain.Errorf(domain.CodeConflict, "log export %s is %s; it can be downloaded once it has succeeded", x.ID, x.Status)

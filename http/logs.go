@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -109,7 +110,7 @@ type logMetrics struct {
 
 // logView renders a row; bodies only when asked for, as list pages would otherwise carry up
 // to a thousand of them.
-func (a *Admin) logView(rec analytics.LogRecord, withBodies bool) logAnswer {
+func (a *Admin) logView(ctx context.Context, rec analytics.LogRecord, withBodies bool) (logAnswer, error) {
 	headers := map[string]string{}
 	for name, v := range map[string]string{"x-gateway-trace-id": rec.TraceID, "x-gateway-span-id": rec.SpanID,
 		"x-gateway-parent-span-id": rec.ParentSpanID, "x-gateway-span-name": rec.SpanName} {
@@ -125,9 +126,9 @@ func (a *Admin) logView(rec analytics.LogRecord, withBodies bool) logAnswer {
 		raw, _ := json.Marshal(rec.Metadata)
 		headers["x-gateway-metadata"] = string(raw)
 	}
-	slug := ""
-	if ws, ok := a.Read.Workspace(rec.OrganisationID, rec.WorkspaceID); ok {
-		slug = ws.Slug
+	slug, err := a.reads().WorkspaceSlug(ctx, rec.OrganisationID, rec.WorkspaceID)
+	if err != nil {
+		return logAnswer{}, err
 	}
 	started, ended := rec.StartedAt.UTC().Truncate(time.Millisecond), rec.EndedAt.UTC().Truncate(time.Millisecond)
 	stream := 0
@@ -153,7 +154,7 @@ func (a *Admin) logView(rec analytics.LogRecord, withBodies bool) logAnswer {
 		ans.Request.BodyEncoding, ans.Response.BodyEncoding = rec.RequestBodyEncoding, rec.ResponseBodyEncoding
 	}
 	ans.Provenance = rec.Provenance
-	return ans
+	return ans, nil
 }
 
 // jsonBody passes a stored body on as JSON: as it is when it is JSON, else as a string.
@@ -200,13 +201,18 @@ func (a *Admin) getLog(w http.ResponseWriter, r *http.Request) (int, any, error)
 	if !ok || rec.OrganisationID != actor.OrganisationID || !canSee(actor, rec.WorkspaceID) || rec.StartedAt.Before(a.retentionFloor(logView)) {
 		return 0, nil, domain.Errorf(domain.CodeNotFound, "log %s not found", id)
 	}
-	if own, only := a.ownLogsOnly(actor, []string{rec.WorkspaceID}); only && !slices.Contains(own, rec.APIKeyID) {
+	own, only, err := a.reads().OwnKeysOnly(r.Context(), actor, []string{rec.WorkspaceID})
+	if err != nil {
+		return 0, nil, err
+	}
+	if only && !slices.Contains(own, rec.APIKeyID) {
 		return 0, nil, domain.Errorf(domain.CodeNotFound, "log %s not found", id)
 	}
 	if asOf != nil && rec.StartedAt.After(*asOf) {
 		return 0, nil, domain.Errorf(domain.CodeNotFound, "log %s did not exist at %s", id, asOf.UTC().Format(time.RFC3339Nano))
 	}
-	return http.StatusOK, a.logView(rec, true), nil
+	v, err := a.logView(r.Context(), rec, true)
+	return http.StatusOK, v, err
 }
 
 // listLogs answers a page of rows, newest first, without their bodies.
@@ -229,7 +235,11 @@ func (a *Admin) listLogs(w http.ResponseWriter, r *http.Request) (int, any, erro
 	}
 	data := make([]logAnswer, 0, len(p.Rows))
 	for _, rec := range p.Rows {
-		data = append(data, a.logView(rec, false))
+		v, err := a.logView(r.Context(), rec, false)
+		if err != nil {
+			return 0, nil, err
+		}
+		data = append(data, v)
 	}
 	return http.StatusOK, listAnswer[logAnswer]{Object: "list", Total: p.Total, CurrentPage: cur, PageSize: size, Data: data}, nil
 }

@@ -39,12 +39,6 @@ func notificationView(n domain.Notification) notificationAnswer {
 	return notificationAnswer{Notification: n, Object: "notification"}
 }
 
-// notificationFilter: organisation admins read every notification; others those of the
-// workspaces they belong to.
-func notificationFilter(a domain.Actor, kind string) projections.NotificationFilter {
-	return projections.NotificationFilter{OrganisationID: a.OrganisationID, Kind: kind, WorkspaceIDs: visibleWorkspaces(a)}
-}
-
 // notificationKinds are the kinds a notification can be of.
 var notificationKinds = []string{domain.NotifyInvite, domain.NotifyKeyExpired, domain.NotifyKeyExpirySoon, domain.NotifyKeyRotated,
 	domain.NotifyKeyRotationSoon, domain.NotifyRateLimitExceeded, domain.NotifyUsageExhausted, domain.NotifyUsageThreshold}
@@ -73,7 +67,11 @@ func (a *Admin) registerNotifications(r *mux.Router) {
 			return 0, nil, err
 		}
 		var views []notificationAnswer
-		for _, n := range a.Read.Notifications(notificationFilter(actor, kind)) {
+		found, err := a.reads().Notifications(r.Context(), actor, kind)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, n := range found {
 			views = append(views, notificationView(n))
 		}
 		list, err := page(r, views)
@@ -89,9 +87,9 @@ func (a *Admin) registerNotifications(r *mux.Router) {
 		if !isUUID(id) {
 			return 0, nil, domain.Invalid("notificationId", "notificationId must be a UUID")
 		}
-		n, ok := a.Read.Notification(notificationFilter(actor, ""), id)
-		if !ok {
-			return 0, nil, domain.Errorf(domain.CodeNotFound, "notification %s not found", id)
+		n, err := a.reads().Notification(r.Context(), actor, id)
+		if err != nil {
+			return 0, nil, err
 		}
 		return http.StatusOK, notificationView(n), nil
 	})).Methods(http.MethodGet)

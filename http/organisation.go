@@ -11,6 +11,7 @@ import (
 
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/queries"
 )
 
 // organisationSettingsBody changes some security settings and the session TTL; what is not
@@ -68,12 +69,9 @@ type workspaceSettingsAnswer struct {
 	Effective        domain.SecuritySettings  `json:"effective"`
 }
 
-// requireOrgSettingsReader: organisation settings are for organisation keys only (5.2), reads too.
+// requireOrgSettingsReader is the read side's (queries.RequireOrgSettingsReader).
 func requireOrgSettingsReader(a domain.Actor, scope string) error {
-	if a.Kind == domain.ActorAPIKey && a.KeyType != domain.KeyOrganisationService || !a.IsOrgAdmin() {
-		return domain.Errorf(domain.CodeForbidden, "organisation settings are read with an organisation admin key")
-	}
-	return requireScope(a, scope)
+	return queries.RequireOrgSettingsReader(a, scope)
 }
 
 func (a *Admin) registerOrganisation(r *mux.Router) {
@@ -85,11 +83,7 @@ func (a *Admin) registerOrganisation(r *mux.Router) {
 		if id, given := mux.Vars(r)["orgId"]; given && id != actor.OrganisationID {
 			return domain.Organisation{}, domain.Errorf(domain.CodeNotFound, "organisation %s not found", id)
 		}
-		o, ok := a.Read.Organisation(actor.OrganisationID)
-		if !ok {
-			return domain.Organisation{}, domain.Errorf(domain.CodeNotFound, "organisation %s not found", actor.OrganisationID)
-		}
-		return o, nil
+		return a.reads().Organisation(r.Context(), actor)
 	}
 	view := func(o domain.Organisation) organisationSettingsAnswer {
 		return organisationSettingsAnswer{Object: "organisation_settings", OrganisationID: o.ID, SecuritySettings: o.Security,
@@ -125,9 +119,10 @@ func (a *Admin) registerOrganisation(r *mux.Router) {
 		r.Handle(path, put).Methods(http.MethodPut)
 	}
 
-	wsView := func(ws domain.Workspace) workspaceSettingsAnswer {
+	wsView := func(r *http.Request, ws domain.Workspace) (workspaceSettingsAnswer, error) {
+		effective, err := a.reads().EffectiveSecurity(r.Context(), ws)
 		return workspaceSettingsAnswer{Object: "workspace_settings", WorkspaceID: ws.ID, SecuritySettings: ws.Security,
-			Effective: a.Read.EffectiveSecurity(ws.OrganisationID, ws.ID)}
+			Effective: effective}, err
 	}
 	r.Handle("/workspaces/{id}/settings", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		if err := requireScope(actorFrom(r.Context()), "workspaces.read"); err != nil {
@@ -137,14 +132,20 @@ func (a *Admin) registerOrganisation(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusOK, wsView(ws), nil
+		v, err := wsView(r, ws)
+		return http.StatusOK, v, err
 	})).Methods(http.MethodGet)
 	r.Handle("/workspaces/{id}/settings", on(write(a, a.Commands.UpdateWorkspaceSecurity, a.pathWorkspace,
 		func(_ *http.Request, ws domain.Workspace, b workspaceSettingsBody) (commands.UpdateWorkspaceSecurity, error) {
 			return commands.UpdateWorkspaceSecurity{WorkspaceID: ws.ID, Patch: domain.SecurityPatch(b.SecuritySettings)}, nil
 		},
-		func(_ *http.Request, ws domain.Workspace, _ commands.UpdateWorkspaceSecurity, _ commands.Result) (int, any, error) {
-			ws, _ = a.Read.Workspace(ws.OrganisationID, ws.ID)
-			return http.StatusOK, wsView(ws), nil
+		func(r *http.Request, ws domain.Workspace, _ commands.UpdateWorkspaceSecurity, _ commands.Result) (int, any, error) {
+			ws, _, err := a.Read.Workspace(r.Context(), ws.OrganisationID, ws.ID)
+			if err != nil {
+				return 0, nil, err
+			}
+			v, err := wsView(r, ws)
+			return http.StatusOK, v, err
 		}))).Methods(http.MethodPut)
+
 }

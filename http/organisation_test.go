@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
@@ -116,10 +117,13 @@ func TestWorkspaceSecuritySettings(t *testing.T) {
 	// inherits it; the one it overrides stays.
 	require.Equal(t, http.StatusOK, api.Admin(http.MethodPut, "/organisation/settings", map[string]any{
 		"security_settings": map[string]any{"managersViewAnalytics": false, "membersViewAnalytics": true}}).Status)
-	eff := api.Read.EffectiveSecurity(api.OrgID, ws)
+	eff, err := api.Read.EffectiveSecurity(context.Background(), api.OrgID, ws)
+	require.NoError(t, err)
 	assert.False(t, eff.ManagersViewAnalytics, "inherited")
 	assert.False(t, eff.MembersViewAnalytics, "overridden")
-	assert.True(t, api.Read.EffectiveSecurity(api.OrgID, api.seedWorkspace("plain", nil)).MembersViewAnalytics)
+	plain, err := api.Read.EffectiveSecurity(context.Background(), api.OrgID, api.seedWorkspace("plain", nil))
+	require.NoError(t, err)
+	assert.True(t, plain.MembersViewAnalytics)
 
 	inherit := api.Admin(http.MethodPut, "/workspaces/"+ws+"/settings", map[string]any{
 		"security_settings": map[string]any{"membersViewAnalytics": nil}})

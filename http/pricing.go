@@ -25,7 +25,7 @@ var _ PricingReader = (*pricing.Book)(nil)
 // there rather than through the Book, because that is the read model a write waits for: a
 // price set is read back at once.
 type pricingOverrideReader interface {
-	ModelPricingOverride(orgID, workspaceID, provider, model string) (domain.ModelPricingOverride, bool)
+	ModelPricingOverride(ctx context.Context, orgID, workspaceID, provider, model string) (domain.ModelPricingOverride, bool, error)
 }
 
 // pricingCalculation is the reference's cost formula, which pricing.ModelPricing.Cost
@@ -72,7 +72,10 @@ func (a *Admin) registerPricing(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		ans, ok := a.effectivePrice(r.Context(), ws, provider, model)
+		ans, ok, err := a.effectivePrice(r.Context(), ws, provider, model)
+		if err != nil {
+			return 0, nil, err
+		}
 		if !ok {
 			return 0, nil, domain.Errorf(domain.CodeNotFound, "no price is known for model %s of provider %s", model, provider)
 		}
@@ -91,8 +94,8 @@ func (a *Admin) registerPricing(r *mux.Router) {
 				Model: m.model, PayAsYouGo: *b.PayAsYouGo}, nil
 		},
 		func(r *http.Request, m pricedModel, c commands.SetModelPricing, _ commands.Result) (int, any, error) {
-			ans, _ := a.effectivePrice(r.Context(), strings.TrimSpace(c.WorkspaceID), m.provider, m.model)
-			return http.StatusOK, ans, nil
+			ans, _, err := a.effectivePrice(r.Context(), strings.TrimSpace(c.WorkspaceID), m.provider, m.model)
+			return http.StatusOK, ans, err
 		}))).Methods(http.MethodPut)
 
 	r.Handle(path, a.route("model_pricing", write(a, a.Commands.RemoveModelPricing, pricingPath,
@@ -143,30 +146,27 @@ func pricingWorkspace(actor domain.Actor, requested string) (string, error) {
 
 // effectivePrice is the price in force for the caller's organisation (and workspace): an
 // override from the read model, else the Book's default sources.
-func (a *Admin) effectivePrice(ctx context.Context, workspaceID, provider, model string) (pricingAnswer, bool) {
-	orgID := actorFrom(ctx).OrganisationID
-	if reader, ok := a.Read.(pricingOverrideReader); ok {
-		for _, scope := range []struct {
-			ws     string
-			source pricing.Source
-		}{{workspaceID, pricing.SourceWorkspaceOverride}, {"", pricing.SourceOrganisationOverride}} {
-			if scope.source == pricing.SourceWorkspaceOverride && workspaceID == "" {
-				continue
-			}
-			if o, found := reader.ModelPricingOverride(orgID, scope.ws, provider, model); found {
-				return pricingAnswer{PayAsYouGo: o.PayAsYouGo, Calculate: pricingCalculation, Currency: domain.PricingCurrency,
-					Provider: o.Provider, Model: o.Model, Source: string(scope.source), WorkspaceID: o.WorkspaceID}, true
-			}
+func (a *Admin) effectivePrice(ctx context.Context, workspaceID, provider, model string) (pricingAnswer, bool, error) {
+	o, inWorkspace, found, err := a.reads().PricingOverride(ctx, actorFrom(ctx).OrganisationID, workspaceID, provider, model)
+	if err != nil {
+		return pricingAnswer{}, false, err
+	}
+	if found {
+		source := pricing.SourceOrganisationOverride
+		if inWorkspace {
+			source = pricing.SourceWorkspaceOverride
 		}
+		return pricingAnswer{PayAsYouGo: o.PayAsYouGo, Calculate: pricingCalculation, Currency: domain.PricingCurrency,
+			Provider: o.Provider, Model: o.Model, Source: string(source), WorkspaceID: o.WorkspaceID}, true, nil
 	}
 	if a.Pricing == nil {
-		return pricingAnswer{}, false
+		return pricingAnswer{}, false, nil
 	}
 	// No organisation: the overrides are the read model's, read above (as it was, for as_of).
 	q, ok := a.Pricing.Lookup(ctx, "", "", provider, model)
 	if !ok {
-		return pricingAnswer{}, false
+		return pricingAnswer{}, false, nil
 	}
 	return pricingAnswer{PayAsYouGo: q.Pricing.PayAsYouGo, Calculate: pricingCalculation, Currency: domain.PricingCurrency,
-		Provider: q.Provider, Model: q.Model, Source: string(q.Source)}, true
+		Provider: q.Provider, Model: q.Model, Source: string(q.Source)}, true, nil
 }

@@ -20,7 +20,7 @@ import (
 func newPricingAPI(t *testing.T) (*testAPI, *pricing.Book) {
 	t.Helper()
 	api := newTestAPI(t)
-	book, err := pricing.New(pricing.Config{}, pricing.Options{Now: api.Now, Overrides: api.Read})
+	book, err := pricing.New(pricing.Config{}, pricing.Options{Now: api.Now, Overrides: api.Read.Overrides()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = book.Close() })
 	api.AdminAPI.Pricing = book

@@ -2,10 +2,10 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -13,6 +13,7 @@ import (
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/queries"
 )
 
 // providerCreateBody is the reference's provider create body: a provider of an integration
@@ -61,7 +62,7 @@ type providerAnswer struct {
 	Object         string             `json:"object"`
 }
 
-func providerView(read GatewayResourceReader, p domain.Provider, now time.Time) providerAnswer {
+func providerView(ctx context.Context, q *queries.Queries, p domain.Provider, now time.Time) (providerAnswer, error) {
 	out := providerAnswer{ID: p.ID, Slug: p.Slug, Name: p.Name, OrganisationID: p.OrganisationID, WorkspaceID: p.WorkspaceID,
 		AIProviderID: p.AIProviderID, Status: p.StatusAt(now), RateLimits: p.RateLimits, ExpiresAt: p.ExpiresAt,
 		LastResetAt: p.LastResetAt, Tags: nonNilTags(p.Tags), HasKey: p.Masked.HasKey(),
@@ -76,8 +77,12 @@ func providerView(read GatewayResourceReader, p domain.Provider, now time.Time) 
 		out.UsageLimits = &usageLimitsAnswer{UsageLimits: *p.UsageLimits, CurrentUsage: amount(p.CurrentUsage)}
 	}
 	if p.IntegrationID != "" {
-		if i, ok := read.Integration(p.OrganisationID, p.IntegrationID); ok {
-			out.IntegrationID = &i.Slug
+		slug, ok, err := q.IntegrationSlug(ctx, p.OrganisationID, p.IntegrationID)
+		if err != nil {
+			return out, err
+		}
+		if ok {
+			out.IntegrationID = &slug
 		}
 	} else {
 		out.Configurations = configurationsView(p.Configurations, p.Masked)
@@ -86,7 +91,7 @@ func providerView(read GatewayResourceReader, p domain.Provider, now time.Time) 
 		masked := p.Masked.Key
 		out.MaskedKey = &masked
 	}
-	return out
+	return out, nil
 }
 
 // rateLimitsOf reads rate_limits given as one object or an array of them.
@@ -175,48 +180,21 @@ func decodeObject(r *http.Request, field func(name string, raw json.RawMessage) 
 	return nil
 }
 
-// providerFromPath finds the provider of the path that the actor may see, with scope: in the
-// workspace of ?workspace_id= (a workspace key's own by default); an organisation key may
-// leave it out when the slug is used in one workspace only.
-func providerFromPath(r *http.Request, read GatewayResourceReader, scope, noun string) (domain.Provider, error) {
+// providerFromPath finds the provider of the path that the actor may see, with scope
+// (queries.VisibleProvider): in the workspace of ?workspace_id= (a workspace key's own by
+// default); an organisation key may leave it out when the slug is used in one workspace only.
+func (a *Admin) providerFromPath(r *http.Request, scope, noun string) (domain.Provider, error) {
 	actor := actorFrom(r.Context())
 	if err := requireScope(actor, scope); err != nil {
 		return domain.Provider{}, err
 	}
-	slug := mux.Vars(r)["slug"]
-	ws := strings.TrimSpace(r.URL.Query().Get("workspace_id"))
-	if actor.Kind == domain.ActorAPIKey && actor.KeyType != domain.KeyOrganisationService {
-		if ws != "" && ws != actor.WorkspaceID {
-			return domain.Provider{}, domain.Errorf(domain.CodeForbidden, "this API key belongs to workspace %s and cannot act on workspace %s", actor.WorkspaceID, ws)
-		}
-		ws = actor.WorkspaceID
-	}
-	notFound := domain.Errorf(domain.CodeNotFound, "%s %s not found", noun, slug)
-	if ws != "" {
-		p, ok := read.ManagedProviderBySlug(actor.OrganisationID, ws, slug)
-		if !ok || !canSee(actor, p.WorkspaceID) {
-			return domain.Provider{}, notFound
-		}
-		return p, nil
-	}
-	var found []domain.Provider
-	for _, p := range read.ManagedProvidersBySlug(actor.OrganisationID, slug) {
-		if canSee(actor, p.WorkspaceID) {
-			found = append(found, p)
-		}
-	}
-	switch len(found) {
-	case 0:
-		return domain.Provider{}, notFound
-	case 1:
-		return found[0], nil
-	}
-	return domain.Provider{}, domain.Invalid("workspace_id", "workspace_id is required: %s %s exists in %d workspaces", noun, slug, len(found))
+	return a.reads().VisibleProvider(r.Context(), actor, mux.Vars(r)["slug"], r.URL.Query().Get("workspace_id"), noun)
 }
 
 // providerListFilter reads a provider list's filters: status (default active), workspace_id,
-// integration_id (slug or id), tags; limited to the workspaces the actor may see.
-func providerListFilter(r *http.Request, read GatewayResourceReader, scope string) (projections.ManagedProviderFilter, error) {
+// integration_id (slug or id), tags; limited to the workspaces the actor may see
+// (queries.ProviderFilter).
+func (a *Admin) providerListFilter(r *http.Request, scope string) (projections.ManagedProviderFilter, error) {
 	actor := actorFrom(r.Context())
 	if err := requireScope(actor, scope); err != nil {
 		return projections.ManagedProviderFilter{}, err
@@ -230,34 +208,21 @@ func providerListFilter(r *http.Request, read GatewayResourceReader, scope strin
 		return projections.ManagedProviderFilter{}, err
 	}
 	q := r.URL.Query()
-	f := projections.ManagedProviderFilter{OrganisationID: actor.OrganisationID, WorkspaceIDs: visibleWorkspaces(actor),
-		Statuses: st, Tags: tags, AIProviderID: q.Get("ai_provider_id")}
-	if ws := q.Get("workspace_id"); ws != "" {
-		if !canSee(actor, ws) {
-			return f, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", ws)
-		}
-		f.WorkspaceIDs = map[string]bool{ws: true}
-	}
-	if ref := q.Get("integration_id"); ref != "" {
-		f.IntegrationID = ref
-		if i, ok := read.IntegrationBySlug(actor.OrganisationID, ref); ok {
-			f.IntegrationID = i.ID
-		}
-	}
-	return f, nil
+	return a.reads().ProviderFilter(r.Context(), actor, queries.ProviderList{Statuses: st, WorkspaceID: q.Get("workspace_id"),
+		Integration: q.Get("integration_id"), AIProviderID: q.Get("ai_provider_id"), Tags: tags})
 }
 
 // providerAsOf reads a provider (or virtual key) as it was, found by the slug it holds now.
-func providerAsOf(a *Admin, w http.ResponseWriter, r *http.Request, id string, view func(domain.Provider, time.Time) any) (int, any, error) {
+func providerAsOf(a *Admin, w http.ResponseWriter, r *http.Request, id string, view func(domain.Provider, time.Time) (any, error)) (int, any, error) {
 	return gatewayAsOf(a, w, r, "provider", domain.ProviderPrefix, id,
 		func(p *domain.Provider) string { return p.OrganisationID }, (*domain.Provider).Exists,
-		func(p domain.Provider, at time.Time) (any, error) { return view(p, at), nil })
+		view)
 }
 
 func (a *Admin) registerProviders(r *mux.Router, read GatewayResourceReader) {
 	on := func(h handler) http.Handler { return a.route("provider", h) }
 	find := func(r *http.Request, scope string) (domain.Provider, error) {
-		return providerFromPath(r, read, scope, "provider")
+		return a.providerFromPath(r, scope, "provider")
 	}
 
 	r.Handle("/providers", on(write(a, a.Commands.CreateProvider, nowhere,
@@ -281,33 +246,48 @@ func (a *Admin) registerProviders(r *mux.Router, read GatewayResourceReader) {
 			return c, nil
 		},
 		func(r *http.Request, _ struct{}, _ commands.CreateProvider, res commands.Result) (int, any, error) {
-			p, _ := read.ManagedProvider(actorFrom(r.Context()).OrganisationID, res.ID)
+			p, _, err := read.ManagedProvider(r.Context(), actorFrom(r.Context()).OrganisationID, res.ID)
+			if err != nil {
+				return 0, nil, err
+			}
 			return http.StatusOK, map[string]string{"id": res.ID, "slug": p.Slug, "object": "provider"}, nil
 		}))).Methods(http.MethodPost)
 
 	r.Handle("/providers", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		f, err := providerListFilter(r, read, "providers.list")
+		f, err := a.providerListFilter(r, "providers.list")
 		if err != nil {
 			return 0, nil, err
 		}
 		now := a.Now()
 		views := []providerAnswer{}
-		for _, p := range read.ManagedProviders(f) {
-			views = append(views, providerView(read, p, now))
+		found, err := a.reads().ManagedProviders(r.Context(), f)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, p := range found {
+			v, err := providerView(r.Context(), a.reads(), p, now)
+			if err != nil {
+				return 0, nil, err
+			}
+			views = append(views, v)
 		}
 		list, err := page(r, views)
 		return http.StatusOK, list, err
 	})).Methods(http.MethodGet)
 
 	r.Handle("/providers/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		p, err := providerFromPath(r, read, "providers.read", "provider")
+		p, err := a.providerFromPath(r, "providers.read", "provider")
 		if err != nil {
 			return 0, nil, err
 		}
 		if asOfRequested(r) {
-			return providerAsOf(a, w, r, p.ID, func(p domain.Provider, at time.Time) any { return providerView(read, p, at) })
+			return providerAsOf(a, w, r, p.ID, func(p domain.Provider, at time.Time) (any, error) {
+				v, err := providerView(r.Context(), a.reads(), p, at)
+				return v, err
+			})
 		}
-		return http.StatusOK, providerView(read, p, a.Now()), nil
+		v, err := providerView(r.Context(), a.reads(), p, a.Now())
+		return http.StatusOK, v, err
 	})).Methods(http.MethodGet)
 
 	r.Handle("/providers/{slug}", on(write(a, a.Commands.UpdateProvider, scoped(find, "providers.update"),
@@ -316,9 +296,13 @@ func (a *Admin) registerProviders(r *mux.Router, read GatewayResourceReader) {
 			c.ProviderID = p.ID
 			return c, nil
 		},
-		func(_ *http.Request, p domain.Provider, _ commands.UpdateProvider, _ commands.Result) (int, any, error) {
-			p, _ = read.ManagedProvider(p.OrganisationID, p.ID)
-			return http.StatusOK, providerView(read, p, a.Now()), nil
+		func(r *http.Request, p domain.Provider, _ commands.UpdateProvider, _ commands.Result) (int, any, error) {
+			p, _, err := read.ManagedProvider(r.Context(), p.OrganisationID, p.ID)
+			if err != nil {
+				return 0, nil, err
+			}
+			v, err := providerView(r.Context(), a.reads(), p, a.Now())
+			return http.StatusOK, v, err
 		}))).Methods(http.MethodPut)
 
 	r.Handle("/providers/{slug}", on(write(a, a.Commands.ArchiveProvider, scoped(find, "providers.delete"),

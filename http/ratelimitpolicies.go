@@ -8,7 +8,7 @@ import (
 
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
-	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/queries"
 )
 
 // rateLimitPolicyBody is the create and update body of 2.1; pointers tell absent from zero.
@@ -72,7 +72,11 @@ func (a *Admin) registerRateLimitPolicies(r *mux.Router) {
 			return 0, nil, err
 		}
 		var views []rateLimitPolicyAnswer
-		for _, p := range a.Read.RateLimitPolicies(f) {
+		found, err := a.reads().RateLimitPolicies(r.Context(), actorFrom(r.Context()), f)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, p := range found {
 			views = append(views, rateLimitPolicyView(p))
 		}
 		list, err := page(r, views)
@@ -95,9 +99,9 @@ func (a *Admin) registerRateLimitPolicies(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		p, ok := a.Read.RateLimitPolicy(actor.OrganisationID, id)
-		if !ok || !st[p.Status] || !canSee(actor, p.WorkspaceID) {
-			return 0, nil, domain.Errorf(domain.CodeNotFound, "rate limit policy %s not found", id)
+		p, err := a.reads().RateLimitPolicy(r.Context(), actor, id, st)
+		if err != nil {
+			return 0, nil, err
 		}
 		return http.StatusOK, rateLimitPolicyView(p), nil
 	})).Methods(http.MethodGet)
@@ -110,7 +114,10 @@ func (a *Admin) registerRateLimitPolicies(r *mux.Router) {
 			return commands.UpdateRateLimitPolicy{PolicyID: id, Name: b.Name, Unit: b.Unit, Value: b.Value}, nil
 		},
 		func(r *http.Request, id string, _ commands.UpdateRateLimitPolicy, _ commands.Result) (int, any, error) {
-			p, _ := a.Read.RateLimitPolicy(actorFrom(r.Context()).OrganisationID, id)
+			p, _, err := a.Read.RateLimitPolicy(r.Context(), actorFrom(r.Context()).OrganisationID, id)
+			if err != nil {
+				return 0, nil, err
+			}
 			return http.StatusOK, rateLimitPolicyView(p), nil
 		}))).Methods(http.MethodPut)
 
@@ -134,16 +141,16 @@ func rateLimitPolicyID(r *http.Request) (string, error) {
 
 // policyListFilter reads a policy list's filters (status, default active; workspace_id) and
 // limits it to the workspaces the actor may see; listing needs the policies.list scope.
-func policyListFilter(r *http.Request) (projections.PolicyFilter, error) {
+func policyListFilter(r *http.Request) (queries.PolicyList, error) {
 	actor := actorFrom(r.Context())
 	if err := requireScope(actor, "policies.list"); err != nil {
-		return projections.PolicyFilter{}, err
+		return queries.PolicyList{}, err
 	}
 	st, err := statuses(r, domain.StatusActive, domain.StatusActive, domain.StatusArchived)
 	if err != nil {
-		return projections.PolicyFilter{}, err
+		return queries.PolicyList{}, err
 	}
-	f := projections.PolicyFilter{OrganisationID: actor.OrganisationID, WorkspaceIDs: visibleWorkspaces(actor), Statuses: st}
+	f := queries.PolicyList{Statuses: st}
 	if ws := r.URL.Query().Get("workspace_id"); ws != "" {
 		if !canSee(actor, ws) {
 			return f, domain.Errorf(domain.CodeForbidden, "this API key has no access to workspace %s", ws)

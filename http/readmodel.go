@@ -8,10 +8,14 @@ import (
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
+	"github.com/causeway/causeway/queries"
 )
 
-// The admin API reads only through these interfaces, one per area. The in-memory read model
-// implements them now; the projections issue adds PostgreSQL behind the same ones.
+// The admin API reads the control plane's state through ReadModel: the in-memory model in
+// embedded mode, PostgreSQL in server mode (projections/memory, projections/postgres). Every
+// read takes the request's context and returns an error; a read model that fails answers 503
+// (read_model_unavailable), never 404.
 
 // Authenticator resolves a presented key to its actor without database I/O.
 type Authenticator interface {
@@ -20,60 +24,23 @@ type Authenticator interface {
 
 // PositionWaiter gives read-your-writes: wait until the read side has reached a position.
 type PositionWaiter interface {
-	Position() eventstore.Position
 	WaitFor(ctx context.Context, pos eventstore.Position) error
-}
-
-type KeyReader interface {
-	APIKey(orgID, id string) (domain.APIKey, bool)
-	APIKeys(f projections.KeyFilter) []domain.APIKey
-}
-
-type PolicyReader interface {
-	RateLimitPolicy(orgID, id string) (domain.RateLimitPolicy, bool)
-	RateLimitPolicies(f projections.PolicyFilter) []domain.RateLimitPolicy
-	UsageLimitPolicy(orgID, id string) (domain.UsageLimitPolicy, bool)
-	UsageLimitPolicies(f projections.PolicyFilter, typ string) []domain.UsageLimitPolicy
-	UsageLimitPolicyEntities(orgID, id string, f projections.UsageEntityFilter) ([]domain.UsageLimitEntity, bool)
-}
-
-type WorkspaceReader interface {
-	Organisation(id string) (domain.Organisation, bool)
-	Workspace(orgID, id string) (domain.Workspace, bool)
-	WorkspaceBySlug(orgID, slug string) (domain.Workspace, bool)
-	Workspaces(f projections.WorkspaceFilter) []domain.Workspace
-	WorkspaceMembers(orgID, workspaceID string) []projections.WorkspaceMember
-	EffectiveSecurity(orgID, workspaceID string) domain.SecuritySettings
-}
-
-type UserReader interface {
-	User(orgID, id string) (domain.User, bool)
-	Users(f projections.UserFilter) []domain.User
-	MemberWorkspaceIDs(orgID, userID string) []string
-	Invite(orgID, id string) (domain.Invite, bool)
-	Invites(f projections.InviteFilter) []domain.Invite
-	Notification(f projections.NotificationFilter, id string) (domain.Notification, bool)
-	Notifications(f projections.NotificationFilter) []domain.Notification
-}
-
-type AuditReader interface {
-	// AuditRecords answers a page of the records f selects (limit 0: all) and their number.
-	AuditRecords(ctx context.Context, f projections.AuditFilter, offset, limit int) ([]projections.AuditRecord, int, error)
-	AuditRecord(orgID, id string) (projections.AuditRecord, bool)
 }
 
 // ReadModel is everything the admin API reads.
 type ReadModel interface {
 	Authenticator
 	PositionWaiter
-	KeyReader
-	PolicyReader
-	WorkspaceReader
-	UserReader
-	AuditReader
+	projections.Reader
 }
 
-var _ ReadModel = (*projections.Model)(nil)
+var _ ReadModel = (*memory.Model)(nil)
+
+// reads is the read side's application layer over the admin API's read model and event
+// store: read authorisation, and reads of the past (package queries).
+func (a *Admin) reads() *queries.Queries {
+	return &queries.Queries{Read: a.Read, Events: a.Deps.Store, Registry: a.Deps.Registry}
+}
 
 // AnalyticsStore is the request log store behind the analytics, logs and export routes:
 // analytics/sqlite in embedded mode, analytics/clickhouse in server mode.

@@ -3,7 +3,9 @@
 // one place (WriteError). A handler file holds its routes and views: every write route goes
 // through one adapter (write.go: the path's target, the body, the command, the handler of
 // Admin.Commands, read-your-writes, the answer), and route (admin.go) authenticates, records
-// refusals and honours Idempotency-Key around it.
+// refusals and honours Idempotency-Key around it. Admin reads go through queries/ (read
+// authorisation and reads of the past included) and render views; a read model that cannot
+// answer is a 503 (read_model_unavailable), never a 404.
 //
 // It never builds the application: command handlers come assembled (commands.App, built by
 // cmd/ with commands.NewApp), and what else it needs is declared here as small interfaces and

@@ -1,8 +1,8 @@
 package httpapi
 
 import (
+	"context"
 	"sort"
-	"strings"
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/ledger"
@@ -16,28 +16,18 @@ type UsageReader interface {
 	Counters(kind ledger.Kind, id string) []ledger.Counter
 }
 
-// completeReadModel is every reader the admin API finds on its read model.
-type completeReadModel interface {
-	ReadModel
-	GatewayResourceReader
-	LogExportReader
-	pricingOverrideReader
-}
-
 // WithLiveUsage answers current_usage from the usage ledger: keys, workspaces, managed
 // providers and usage-limit policy entities show what the gateway has charged them, not only
-// the figure their last threshold or exhaustion event recorded. A read model that lacks one of
-// the admin API's readers is returned as it is.
+// the figure their last threshold or exhaustion event recorded.
 func WithLiveUsage(read ReadModel, usage UsageReader) ReadModel {
-	full, ok := read.(completeReadModel)
-	if !ok || usage == nil {
+	if usage == nil {
 		return read
 	}
-	return liveUsage{completeReadModel: full, usage: usage}
+	return liveUsage{ReadModel: read, usage: usage}
 }
 
 type liveUsage struct {
-	completeReadModel
+	ReadModel
 	usage UsageReader
 }
 
@@ -98,78 +88,79 @@ func (l liveUsage) policy(p domain.UsageLimitPolicy) domain.UsageLimitPolicy {
 	return p
 }
 
-func (l liveUsage) APIKey(orgID, id string) (domain.APIKey, bool) {
-	k, ok := l.completeReadModel.APIKey(orgID, id)
-	return l.key(k), ok
+func (l liveUsage) APIKey(ctx context.Context, orgID, id string) (domain.APIKey, bool, error) {
+	k, ok, err := l.ReadModel.APIKey(ctx, orgID, id)
+	return l.key(k), ok, err
 }
 
-func (l liveUsage) APIKeys(f projections.KeyFilter) []domain.APIKey {
-	return each(l.completeReadModel.APIKeys(f), l.key)
+func (l liveUsage) APIKeys(ctx context.Context, f projections.KeyFilter) ([]domain.APIKey, error) {
+	return each(l.ReadModel.APIKeys(ctx, f))(l.key)
 }
 
 // each applies live to every item of a list the read model answered (a fresh slice).
-func each[T any](items []T, live func(T) T) []T {
-	for i := range items {
-		items[i] = live(items[i])
+func each[T any](items []T, err error) func(live func(T) T) ([]T, error) {
+	return func(live func(T) T) ([]T, error) {
+		for i := range items {
+			items[i] = live(items[i])
+		}
+		return items, err
 	}
-	return items
 }
 
-func (l liveUsage) Workspace(orgID, id string) (domain.Workspace, bool) {
-	w, ok := l.completeReadModel.Workspace(orgID, id)
-	return l.workspace(w), ok
+func (l liveUsage) Workspace(ctx context.Context, orgID, id string) (domain.Workspace, bool, error) {
+	w, ok, err := l.ReadModel.Workspace(ctx, orgID, id)
+	return l.workspace(w), ok, err
 }
 
-func (l liveUsage) WorkspaceBySlug(orgID, slug string) (domain.Workspace, bool) {
-	w, ok := l.completeReadModel.WorkspaceBySlug(orgID, slug)
-	return l.workspace(w), ok
+func (l liveUsage) WorkspaceBySlug(ctx context.Context, orgID, slug string) (domain.Workspace, bool, error) {
+	w, ok, err := l.ReadModel.WorkspaceBySlug(ctx, orgID, slug)
+	return l.workspace(w), ok, err
 }
 
-func (l liveUsage) Workspaces(f projections.WorkspaceFilter) []domain.Workspace {
-	return each(l.completeReadModel.Workspaces(f), l.workspace)
+func (l liveUsage) Workspaces(ctx context.Context, f projections.WorkspaceFilter) ([]domain.Workspace, error) {
+	return each(l.ReadModel.Workspaces(ctx, f))(l.workspace)
 }
 
-func (l liveUsage) ManagedProvider(orgID, id string) (domain.Provider, bool) {
-	p, ok := l.completeReadModel.ManagedProvider(orgID, id)
-	return l.provider(p), ok
+func (l liveUsage) ManagedProvider(ctx context.Context, orgID, id string) (domain.Provider, bool, error) {
+	p, ok, err := l.ReadModel.ManagedProvider(ctx, orgID, id)
+	return l.provider(p), ok, err
 }
 
-func (l liveUsage) ManagedProviders(f projections.ManagedProviderFilter) []domain.Provider {
-	return each(l.completeReadModel.ManagedProviders(f), l.provider)
+func (l liveUsage) ManagedProviders(ctx context.Context, f projections.ManagedProviderFilter) ([]domain.Provider, error) {
+	return each(l.ReadModel.ManagedProviders(ctx, f))(l.provider)
 }
 
-func (l liveUsage) UsageLimitPolicy(orgID, id string) (domain.UsageLimitPolicy, bool) {
-	p, ok := l.completeReadModel.UsageLimitPolicy(orgID, id)
-	return l.policy(p), ok
+func (l liveUsage) UsageLimitPolicy(ctx context.Context, orgID, id string) (domain.UsageLimitPolicy, bool, error) {
+	p, ok, err := l.ReadModel.UsageLimitPolicy(ctx, orgID, id)
+	return l.policy(p), ok, err
 }
 
-func (l liveUsage) UsageLimitPolicies(f projections.PolicyFilter, typ string) []domain.UsageLimitPolicy {
-	return each(l.completeReadModel.UsageLimitPolicies(f, typ), l.policy)
+func (l liveUsage) UsageLimitPolicies(ctx context.Context, f projections.PolicyFilter, typ string) ([]domain.UsageLimitPolicy, error) {
+	return each(l.ReadModel.UsageLimitPolicies(ctx, f, typ))(l.policy)
 }
 
 // UsageLimitPolicyEntities lists the policy's entities, the ledger's included, filtered and
 // ordered as the read model's are.
-func (l liveUsage) UsageLimitPolicyEntities(orgID, id string, f projections.UsageEntityFilter) ([]domain.UsageLimitEntity, bool) {
-	p, ok := l.UsageLimitPolicy(orgID, id)
-	if !ok {
-		return nil, false
+func (l liveUsage) UsageLimitPolicyEntities(ctx context.Context, orgID, id string, f projections.UsageEntityFilter) ([]domain.UsageLimitEntity, bool, error) {
+	p, ok, err := l.UsageLimitPolicy(ctx, orgID, id)
+	if err != nil || !ok {
+		return nil, false, err
 	}
-	search := strings.ToLower(f.Search)
 	out := []domain.UsageLimitEntity{}
 	for _, en := range p.Entities {
-		if (f.Statuses == nil || f.Statuses[en.Status]) && strings.Contains(strings.ToLower(en.ValueKey), search) {
+		if f.Keep(en) {
 			out = append(out, en)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ValueKey < out[j].ValueKey })
-	return out, true
+	return out, true, nil
 }
 
-func (l liveUsage) ManagedProviderBySlug(orgID, workspaceID, slug string) (domain.Provider, bool) {
-	p, ok := l.completeReadModel.ManagedProviderBySlug(orgID, workspaceID, slug)
-	return l.provider(p), ok
+func (l liveUsage) ManagedProviderBySlug(ctx context.Context, orgID, workspaceID, slug string) (domain.Provider, bool, error) {
+	p, ok, err := l.ReadModel.ManagedProviderBySlug(ctx, orgID, workspaceID, slug)
+	return l.provider(p), ok, err
 }
 
-func (l liveUsage) ManagedProvidersBySlug(orgID, slug string) []domain.Provider {
-	return each(l.completeReadModel.ManagedProvidersBySlug(orgID, slug), l.provider)
+func (l liveUsage) ManagedProvidersBySlug(ctx context.Context, orgID, slug string) ([]domain.Provider, error) {
+	return each(l.ReadModel.ManagedProvidersBySlug(ctx, orgID, slug))(l.provider)
 }

@@ -139,12 +139,7 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 	}
 	// visiblePolicy reads a policy the actor may see, or answers 404 as if it did not exist.
 	visiblePolicy := func(r *http.Request, id string) (domain.UsageLimitPolicy, error) {
-		actor := actorFrom(r.Context())
-		p, ok := a.Read.UsageLimitPolicy(actor.OrganisationID, id)
-		if !ok || !canSee(actor, p.WorkspaceID) {
-			return domain.UsageLimitPolicy{}, domain.Errorf(domain.CodeNotFound, "usage limit policy %s not found", id)
-		}
-		return p, nil
+		return a.reads().UsageLimitPolicy(r.Context(), actorFrom(r.Context()), id)
 	}
 
 	r.Handle("/policies/usage-limits", on(write(a, a.Commands.CreateUsageLimitPolicy, nowhere,
@@ -170,7 +165,11 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 			return 0, nil, domain.Invalid("type", "type must be cost or tokens (got %q)", typ)
 		}
 		views := []usageLimitPolicyAnswer{}
-		for _, p := range a.Read.UsageLimitPolicies(f, typ) {
+		found, err := a.reads().UsageLimitPolicies(r.Context(), actorFrom(r.Context()), f, typ)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, p := range found {
 			views = append(views, usageLimitPolicyView(p, false))
 		}
 		list, err := page(r, views)
@@ -219,7 +218,10 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 			}}, nil
 		},
 		func(r *http.Request, id string, _ commands.UpdateUsageLimitPolicy, _ commands.Result) (int, any, error) {
-			p, _ := a.Read.UsageLimitPolicy(actorFrom(r.Context()).OrganisationID, id)
+			p, _, err := a.Read.UsageLimitPolicy(r.Context(), actorFrom(r.Context()).OrganisationID, id)
+			if err != nil {
+				return 0, nil, err
+			}
 			return http.StatusOK, usageLimitPolicyView(p, false), nil
 		}))).Methods(http.MethodPut)
 
@@ -246,10 +248,10 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 				return 0, nil, err
 			}
 		}
-		if _, err := visiblePolicy(r, id); err != nil {
+		entities, err := a.reads().UsageLimitPolicyEntities(r.Context(), actorFrom(r.Context()), id, f)
+		if err != nil {
 			return 0, nil, err
 		}
-		entities, _ := a.Read.UsageLimitPolicyEntities(actorFrom(r.Context()).OrganisationID, id, f)
 		views := make([]usageLimitEntityAnswer, 0, len(entities))
 		for _, en := range entities {
 			views = append(views, usageLimitEntityView(en))
@@ -266,7 +268,11 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 			// An entity the gateway has charged but no event has named yet is known by the read
 			// side's merge with the usage ledger: reset it by its value key.
 			c := commands.ResetUsageLimitPolicyEntity{PolicyID: id, Entity: ref}
-			if p, ok := a.Read.UsageLimitPolicy(actorFrom(r.Context()).OrganisationID, id); ok {
+			p, ok, err := a.Read.UsageLimitPolicy(r.Context(), actorFrom(r.Context()).OrganisationID, id)
+			if err != nil {
+				return c, err
+			}
+			if ok {
 				if en, found := p.EntityByRef(ref); found {
 					c.ValueKey = en.ValueKey
 				}
@@ -274,7 +280,10 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 			return c, nil
 		},
 		func(r *http.Request, id string, c commands.ResetUsageLimitPolicyEntity, _ commands.Result) (int, any, error) {
-			p, _ := a.Read.UsageLimitPolicy(actorFrom(r.Context()).OrganisationID, id)
+			p, _, err := a.Read.UsageLimitPolicy(r.Context(), actorFrom(r.Context()).OrganisationID, id)
+			if err != nil {
+				return 0, nil, err
+			}
 			en, _ := p.EntityByRef(c.Entity)
 			return http.StatusOK, usageLimitEntityView(en), nil
 		}))

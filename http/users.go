@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/queries"
 )
 
 // userAnswer is the reference's User: the organisation member and the workspaces they belong to.
@@ -27,11 +29,17 @@ type userAnswer struct {
 	WorkspaceIDs   []string    `json:"workspace_ids"`
 }
 
-func (a *Admin) userView(u domain.User) userAnswer {
+func userView(u domain.User, workspaceIDs []string) userAnswer {
 	return userAnswer{Object: "user", ID: u.ID, OrganisationID: u.OrganisationID, FirstName: u.FirstName,
 		LastName: u.LastName, Role: u.Role, Email: u.Email, CreatedAt: u.CreatedAt.UTC().Truncate(time.Millisecond),
 		LastUpdatedAt: u.LastUpdatedAt.UTC().Truncate(time.Millisecond),
-		WorkspaceIDs:  a.Read.MemberWorkspaceIDs(u.OrganisationID, u.ID)}
+		WorkspaceIDs:  workspaceIDs}
+}
+
+// userView renders a user with the workspaces they are a member of now.
+func (a *Admin) userView(ctx context.Context, u domain.User) (userAnswer, error) {
+	ids, err := a.reads().MemberWorkspaceIDs(ctx, u)
+	return userView(u, ids), err
 }
 
 // userBody is the update body: the organisation role and the names.
@@ -41,19 +49,11 @@ type userBody struct {
 	LastName  *string `json:"last_name"`
 }
 
-// workspaceKeyActor reports whether the actor is a workspace API key, which acts within its
-// one workspace whoever holds it.
-func workspaceKeyActor(a domain.Actor) bool {
-	return a.Kind == domain.ActorAPIKey && a.KeyType != domain.KeyOrganisationService
-}
+// workspaceKeyActor, requireUserAdmin and canSeeInvite are the read side's
+// (queries.WorkspaceKeyActor, queries.RequireUserAdmin, queries.CanSeeInvite).
+func workspaceKeyActor(a domain.Actor) bool { return queries.WorkspaceKeyActor(a) }
 
-// requireUserAdmin: users are managed, and read, with an organisation admin key only (5.2).
-func requireUserAdmin(a domain.Actor, scope string) error {
-	if !a.IsOrgAdmin() || workspaceKeyActor(a) {
-		return domain.Errorf(domain.CodeForbidden, "only organisation owners and admins may manage users")
-	}
-	return requireScope(a, scope)
-}
+func requireUserAdmin(a domain.Actor, scope string) error { return queries.RequireUserAdmin(a, scope) }
 
 func userID(r *http.Request) (string, error) {
 	id := mux.Vars(r)["id"]
@@ -83,9 +83,17 @@ func (a *Admin) registerUsers(r *mux.Router) {
 			}
 			f.Role = role
 		}
+		users, err := a.reads().Users(r.Context(), actor, f)
+		if err != nil {
+			return 0, nil, err
+		}
 		var views []userAnswer
-		for _, u := range a.Read.Users(f) {
-			views = append(views, a.userView(u))
+		for _, u := range users {
+			v, err := a.userView(r.Context(), u)
+			if err != nil {
+				return 0, nil, err
+			}
+			views = append(views, v)
 		}
 		list, err := page(r, views)
 		return http.StatusOK, list, err
@@ -103,11 +111,12 @@ func (a *Admin) registerUsers(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		u, ok := a.Read.User(actor.OrganisationID, id)
-		if !ok {
-			return 0, nil, domain.Errorf(domain.CodeNotFound, "user %s not found", id)
+		u, err := a.reads().User(r.Context(), actor, id)
+		if err != nil {
+			return 0, nil, err
 		}
-		return http.StatusOK, a.userView(u), nil
+		v, err := a.userView(r.Context(), u)
+		return http.StatusOK, v, err
 	})).Methods(http.MethodGet)
 
 	r.Handle("/users/{id}", on(write(a, a.Commands.UpdateUser, userID,
@@ -115,8 +124,12 @@ func (a *Admin) registerUsers(r *mux.Router) {
 			return commands.UpdateUser{UserID: id, Role: b.Role, FirstName: b.FirstName, LastName: b.LastName}, nil
 		},
 		func(r *http.Request, id string, _ commands.UpdateUser, _ commands.Result) (int, any, error) {
-			u, _ := a.Read.User(actorFrom(r.Context()).OrganisationID, id)
-			return http.StatusOK, a.userView(u), nil
+			u, _, err := a.Read.User(r.Context(), actorFrom(r.Context()).OrganisationID, id)
+			if err != nil {
+				return 0, nil, err
+			}
+			v, err := a.userView(r.Context(), u)
+			return http.StatusOK, v, err
 		}))).Methods(http.MethodPut)
 
 	r.Handle("/users/{id}", on(write(a, a.Commands.RemoveUser, userID,
@@ -199,22 +212,7 @@ func (a *Admin) inviteLink(r *http.Request, token string) string {
 	return scheme + "://" + r.Host + BasePath + "/users/invites/accept?token=" + url.QueryEscape(token)
 }
 
-// canSeeInvite: organisation admins see every invite; a manager the invites into a workspace
-// they manage.
-func canSeeInvite(a domain.Actor, i domain.Invite) bool {
-	if a.IsOrgAdmin() && !workspaceKeyActor(a) {
-		return true
-	}
-	for _, w := range i.Workspaces {
-		if workspaceKeyActor(a) && w.WorkspaceID != a.WorkspaceID {
-			continue
-		}
-		if role, ok := a.WorkspaceRole(w.WorkspaceID); ok && (role == domain.RoleAdmin || role == domain.RoleManager) {
-			return true
-		}
-	}
-	return false
-}
+func canSeeInvite(a domain.Actor, i domain.Invite) bool { return queries.CanSeeInvite(a, i) }
 
 func inviteID(r *http.Request) (string, error) {
 	id := mux.Vars(r)["id"]
@@ -226,15 +224,19 @@ func inviteID(r *http.Request) (string, error) {
 
 // resolveWorkspace turns a workspace slug into its id; an id, or a name that matches
 // nothing, is passed on for the command to judge.
-func (a *Admin) resolveWorkspace(orgID, ref string) string {
+func (a *Admin) resolveWorkspace(ctx context.Context, orgID, ref string) (string, error) {
 	ref = strings.TrimSpace(ref)
-	if _, ok := a.Read.Workspace(orgID, ref); ok || ref == "" {
-		return ref
+	if ref == "" {
+		return ref, nil
 	}
-	if ws, ok := a.Read.WorkspaceBySlug(orgID, ref); ok {
-		return ws.ID
+	if _, ok, err := a.Read.Workspace(ctx, orgID, ref); ok || err != nil {
+		return ref, err
 	}
-	return ref
+	ws, ok, err := a.Read.WorkspaceBySlug(ctx, orgID, ref)
+	if ok {
+		return ws.ID, err
+	}
+	return ref, err
 }
 
 func (a *Admin) registerInvites(r *mux.Router) {
@@ -247,8 +249,11 @@ func (a *Admin) registerInvites(r *mux.Router) {
 			actor := actorFrom(r.Context())
 			c := commands.CreateInvite{Email: b.Email, Role: b.Role}
 			for _, ws := range b.Workspaces {
-				c.Workspaces = append(c.Workspaces, domain.InviteWorkspace{
-					WorkspaceID: a.resolveWorkspace(actor.OrganisationID, ws.ID), Role: domain.Role(ws.Role)})
+				id, err := a.resolveWorkspace(r.Context(), actor.OrganisationID, ws.ID)
+				if err != nil {
+					return c, err
+				}
+				c.Workspaces = append(c.Workspaces, domain.InviteWorkspace{WorkspaceID: id, Role: domain.Role(ws.Role)})
 			}
 			if b.WorkspaceAPIKeyDetails != nil {
 				c.KeyDetails = &domain.InviteKeyDetails{Scopes: b.WorkspaceAPIKeyDetails.Scopes}
@@ -271,8 +276,7 @@ func (a *Admin) registerInvites(r *mux.Router) {
 			return 0, nil, err
 		}
 		now := a.Now()
-		f := projections.InviteFilter{OrganisationID: actor.OrganisationID, Email: r.URL.Query().Get("email"),
-			Statuses: st, Now: now, Visible: func(i domain.Invite) bool { return canSeeInvite(actor, i) }}
+		f := projections.InviteFilter{Email: r.URL.Query().Get("email"), Statuses: st, Now: now}
 		if raw := r.URL.Query().Get("role"); raw != "" {
 			role, ok := domain.ParseOrgRole(raw)
 			if !ok || role == domain.RoleOwner {
@@ -280,8 +284,12 @@ func (a *Admin) registerInvites(r *mux.Router) {
 			}
 			f.Role = role
 		}
+		invites, err := a.reads().Invites(r.Context(), actor, f)
+		if err != nil {
+			return 0, nil, err
+		}
 		var views []inviteAnswer
-		for _, i := range a.Read.Invites(f) {
+		for _, i := range invites {
 			views = append(views, inviteView(i, now))
 		}
 		list, err := page(r, views)
@@ -300,9 +308,9 @@ func (a *Admin) registerInvites(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		i, ok := a.Read.Invite(actor.OrganisationID, id)
-		if !ok || !canSeeInvite(actor, i) {
-			return 0, nil, domain.Errorf(domain.CodeNotFound, "invite %s not found", id)
+		i, err := a.reads().Invite(r.Context(), actor, id)
+		if err != nil {
+			return 0, nil, err
 		}
 		return http.StatusOK, inviteView(i, a.Now()), nil
 	})).Methods(http.MethodGet)
@@ -338,16 +346,23 @@ func (a *Admin) acceptInvite(accept commands.Handler[commands.AcceptInvite, comm
 			}
 			return commands.AcceptInvite{Token: token, FirstName: b.V.FirstName, LastName: b.V.LastName}, nil
 		},
-		func(_ *http.Request, _ struct{}, _ commands.AcceptInvite, res commands.AcceptedInvite) (int, any, error) {
-			u, _ := a.Read.User(res.OrganisationID, res.UserID)
+		func(r *http.Request, _ struct{}, _ commands.AcceptInvite, res commands.AcceptedInvite) (int, any, error) {
+			u, _, err := a.Read.User(r.Context(), res.OrganisationID, res.UserID)
+			if err != nil {
+				return 0, nil, err
+			}
 			keys := make([]map[string]string, 0, len(res.Keys))
 			for _, k := range res.Keys {
 				keys = append(keys, map[string]string{"id": k.KeyID, "object": "api-key", "key": k.Key, "workspace_id": k.WorkspaceID})
 			}
+			view, err := a.userView(r.Context(), u)
+			if err != nil {
+				return 0, nil, err
+			}
 			return http.StatusOK, struct {
 				userAnswer
 				APIKeys []map[string]string `json:"api_keys"`
-			}{a.userView(u), keys}, nil
+			}{view, keys}, nil
 		})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !a.Features.APIAccess {

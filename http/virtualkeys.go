@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/queries"
 )
 
 // Virtual keys are the legacy spelling of managed providers (domain/virtualkey.go): the same
@@ -44,13 +46,13 @@ type virtualKeyAnswer struct {
 	Object         string             `json:"object"`
 }
 
-func virtualKeyView(read GatewayResourceReader, p domain.Provider, now time.Time) virtualKeyAnswer {
-	v := providerView(read, p, now)
+func virtualKeyView(ctx context.Context, q *queries.Queries, p domain.Provider, now time.Time) (virtualKeyAnswer, error) {
+	v, err := providerView(ctx, q, p, now)
 	return virtualKeyAnswer{ID: v.ID, Slug: v.Slug, Name: v.Name, Note: v.Note, WorkspaceID: v.WorkspaceID,
 		OrganisationID: v.OrganisationID, Provider: v.AIProviderID, IntegrationID: v.IntegrationID, Status: v.Status,
 		UsageLimits: v.UsageLimits, RateLimits: v.RateLimits, ExpiresAt: v.ExpiresAt, LastResetAt: v.LastResetAt,
 		ModelConfig: domain.LegacyModelConfig(configurationsView(p.Configurations, p.Masked)), Tags: v.Tags,
-		HasKey: v.HasKey, MaskedKey: v.MaskedKey, CreatedAt: v.CreatedAt, LastUpdatedAt: v.LastUpdatedAt, Object: "virtual-key"}
+		HasKey: v.HasKey, MaskedKey: v.MaskedKey, CreatedAt: v.CreatedAt, LastUpdatedAt: v.LastUpdatedAt, Object: "virtual-key"}, err
 }
 
 // legacySetting stores a camelCase setting of a virtual key body under its configuration
@@ -105,7 +107,7 @@ func (a *Admin) registerVirtualKeys(r *mux.Router, read GatewayResourceReader) {
 		})
 	}
 	find := func(r *http.Request, scope string) (domain.Provider, error) {
-		return providerFromPath(r, read, scope, "virtual key")
+		return a.providerFromPath(r, scope, "virtual key")
 	}
 
 	r.Handle("/virtual-keys", on(write(a, a.Commands.CreateProvider, nowhere,
@@ -118,33 +120,48 @@ func (a *Admin) registerVirtualKeys(r *mux.Router, read GatewayResourceReader) {
 			return c, nil
 		},
 		func(r *http.Request, _ struct{}, _ commands.CreateProvider, res commands.Result) (int, any, error) {
-			p, _ := read.ManagedProvider(actorFrom(r.Context()).OrganisationID, res.ID)
+			p, _, err := read.ManagedProvider(r.Context(), actorFrom(r.Context()).OrganisationID, res.ID)
+			if err != nil {
+				return 0, nil, err
+			}
 			return http.StatusOK, map[string]any{"success": true, "data": map[string]string{"id": res.ID, "slug": p.Slug}}, nil
 		}))).Methods(http.MethodPost)
 
 	r.Handle("/virtual-keys", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		f, err := providerListFilter(r, read, "virtual_keys.list")
+		f, err := a.providerListFilter(r, "virtual_keys.list")
 		if err != nil {
 			return 0, nil, err
 		}
 		now := a.Now()
 		views := []virtualKeyAnswer{}
-		for _, p := range read.ManagedProviders(f) {
-			views = append(views, virtualKeyView(read, p, now))
+		found, err := a.reads().ManagedProviders(r.Context(), f)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, p := range found {
+			v, err := virtualKeyView(r.Context(), a.reads(), p, now)
+			if err != nil {
+				return 0, nil, err
+			}
+			views = append(views, v)
 		}
 		list, err := page(r, views)
 		return http.StatusOK, list, err
 	})).Methods(http.MethodGet)
 
 	r.Handle("/virtual-keys/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		p, err := providerFromPath(r, read, "virtual_keys.read", "virtual key")
+		p, err := a.providerFromPath(r, "virtual_keys.read", "virtual key")
 		if err != nil {
 			return 0, nil, err
 		}
 		if asOfRequested(r) {
-			return providerAsOf(a, w, r, p.ID, func(p domain.Provider, at time.Time) any { return virtualKeyView(read, p, at) })
+			return providerAsOf(a, w, r, p.ID, func(p domain.Provider, at time.Time) (any, error) {
+				v, err := virtualKeyView(r.Context(), a.reads(), p, at)
+				return v, err
+			})
 		}
-		return http.StatusOK, virtualKeyView(read, p, a.Now()), nil
+		v, err := virtualKeyView(r.Context(), a.reads(), p, a.Now())
+		return http.StatusOK, v, err
 	})).Methods(http.MethodGet)
 
 	r.Handle("/virtual-keys/{slug}", on(write(a, a.Commands.UpdateProvider, scoped(find, "virtual_keys.update"),
@@ -153,9 +170,13 @@ func (a *Admin) registerVirtualKeys(r *mux.Router, read GatewayResourceReader) {
 			c.VirtualKey, c.ProviderID = true, p.ID
 			return c, nil
 		},
-		func(_ *http.Request, p domain.Provider, _ commands.UpdateProvider, _ commands.Result) (int, any, error) {
-			p, _ = read.ManagedProvider(p.OrganisationID, p.ID)
-			return http.StatusOK, map[string]any{"success": true, "data": virtualKeyView(read, p, a.Now())}, nil
+		func(r *http.Request, p domain.Provider, _ commands.UpdateProvider, _ commands.Result) (int, any, error) {
+			p, _, err := read.ManagedProvider(r.Context(), p.OrganisationID, p.ID)
+			if err != nil {
+				return 0, nil, err
+			}
+			v, err := virtualKeyView(r.Context(), a.reads(), p, a.Now())
+			return http.StatusOK, map[string]any{"success": true, "data": v}, err
 		}))).Methods(http.MethodPut)
 
 	r.Handle("/virtual-keys/{slug}", on(write(a, a.Commands.ArchiveProvider, scoped(find, "virtual_keys.delete"),

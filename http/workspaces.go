@@ -11,6 +11,7 @@ import (
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/queries"
 )
 
 // workspaceCreateBody is the create body of the reference plus the reset fields of 2.7.
@@ -160,9 +161,13 @@ func (a *Admin) registerWorkspaces(r *mux.Router) {
 			return 0, nil, domain.Errorf(domain.CodeForbidden, "only organisation owners and admins may list archived workspaces")
 		}
 		q := r.URL.Query()
+		found, err := a.reads().Workspaces(r.Context(), actor, queries.WorkspaceList{Statuses: st,
+			NameContains: q.Get("name"), ExactName: q.Get("exact_name")})
+		if err != nil {
+			return 0, nil, err
+		}
 		views := []workspaceAnswer{}
-		for _, ws := range a.Read.Workspaces(projections.WorkspaceFilter{OrganisationID: actor.OrganisationID,
-			Visible: visibleWorkspaces(actor), Statuses: st, NameContains: q.Get("name"), ExactName: q.Get("exact_name")}) {
+		for _, ws := range found {
 			views = append(views, workspaceView(ws))
 		}
 		list, err := page(r, views)
@@ -181,8 +186,12 @@ func (a *Admin) registerWorkspaces(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
+		members, err := a.reads().WorkspaceMembers(r.Context(), ws)
+		if err != nil {
+			return 0, nil, err
+		}
 		users := []workspaceMemberAnswer{}
-		for _, m := range a.Read.WorkspaceMembers(actor.OrganisationID, ws.ID) {
+		for _, m := range members {
 			users = append(users, workspaceMemberView(ws.ID, m))
 		}
 		return http.StatusOK, workspaceWithUsers{workspaceAnswer: workspaceView(ws), Users: users}, nil
@@ -220,7 +229,10 @@ func (a *Admin) registerWorkspaces(r *mux.Router) {
 // answerWorkspace answers a workspace write with the workspace as it now reads.
 func answerWorkspace[T, C any](a *Admin) func(r *http.Request, _ T, _ C, res commands.Result) (int, any, error) {
 	return func(r *http.Request, _ T, _ C, res commands.Result) (int, any, error) {
-		ws, ok := a.Read.Workspace(actorFrom(r.Context()).OrganisationID, res.ID)
+		ws, ok, err := a.Read.Workspace(r.Context(), actorFrom(r.Context()).OrganisationID, res.ID)
+		if err != nil {
+			return 0, nil, err
+		}
 		if !ok {
 			return 0, nil, domain.Errorf(domain.CodeNotFound, "workspace %s not found", res.ID)
 		}
@@ -232,28 +244,13 @@ func answerWorkspace[T, C any](a *Admin) func(r *http.Request, _ T, _ C, res com
 // reference's clients use both), in the actor's organisation. Writes check access in their
 // command; reads use visibleWorkspace.
 func (a *Admin) pathWorkspace(r *http.Request) (domain.Workspace, error) {
-	ref := mux.Vars(r)["id"]
-	org := actorFrom(r.Context()).OrganisationID
-	ws, ok := a.Read.Workspace(org, ref)
-	if !ok {
-		ws, ok = a.Read.WorkspaceBySlug(org, ref)
-	}
-	if !ok {
-		return domain.Workspace{}, domain.Errorf(domain.CodeNotFound, "workspace %s not found", ref)
-	}
-	return ws, nil
+	return a.reads().WorkspaceByRef(r.Context(), actorFrom(r.Context()).OrganisationID, mux.Vars(r)["id"])
 }
 
-// visibleWorkspace is pathWorkspace for reads: a workspace the actor cannot see is not found.
+// visibleWorkspace is pathWorkspace for reads: a workspace the actor cannot see is not found
+// (queries.VisibleWorkspace).
 func (a *Admin) visibleWorkspace(r *http.Request) (domain.Workspace, error) {
-	ws, err := a.pathWorkspace(r)
-	if err != nil {
-		return ws, err
-	}
-	if !canSee(actorFrom(r.Context()), ws.ID) {
-		return domain.Workspace{}, domain.Errorf(domain.CodeNotFound, "workspace %s not found", mux.Vars(r)["id"])
-	}
-	return ws, nil
+	return a.reads().VisibleWorkspace(r.Context(), actorFrom(r.Context()), mux.Vars(r)["id"])
 }
 
 func (a *Admin) registerWorkspaceMembers(r *mux.Router) {
@@ -267,9 +264,13 @@ func (a *Admin) registerWorkspaceMembers(r *mux.Router) {
 			}
 			return commands.AddWorkspaceMembers{WorkspaceID: ws.ID, Users: users}, nil
 		},
-		func(_ *http.Request, ws domain.Workspace, c commands.AddWorkspaceMembers, _ commands.Result) (int, any, error) {
+		func(r *http.Request, ws domain.Workspace, c commands.AddWorkspaceMembers, _ commands.Result) (int, any, error) {
+			members, err := a.Read.WorkspaceMembers(r.Context(), ws.OrganisationID, ws.ID)
+			if err != nil {
+				return 0, nil, err
+			}
 			added := []workspaceMemberAnswer{}
-			for _, m := range a.Read.WorkspaceMembers(ws.OrganisationID, ws.ID) {
+			for _, m := range members {
 				for _, u := range c.Users {
 					if u.UserID == m.User.ID {
 						added = append(added, workspaceMemberView(ws.ID, m))
@@ -297,8 +298,12 @@ func (a *Admin) registerWorkspaceMembers(r *mux.Router) {
 			}
 		}
 		email := strings.TrimSpace(q.Get("email"))
+		members, err := a.reads().WorkspaceMembers(r.Context(), ws)
+		if err != nil {
+			return 0, nil, err
+		}
 		views := []workspaceMemberAnswer{}
-		for _, m := range a.Read.WorkspaceMembers(actor.OrganisationID, ws.ID) {
+		for _, m := range members {
 			if (role == "" || m.Role == role) && (email == "" || strings.EqualFold(email, m.User.Email)) {
 				views = append(views, workspaceMemberView(ws.ID, m))
 			}
@@ -309,12 +314,11 @@ func (a *Admin) registerWorkspaceMembers(r *mux.Router) {
 
 	member := func(r *http.Request, ws domain.Workspace) (workspaceMemberAnswer, error) {
 		userID := mux.Vars(r)["userId"]
-		for _, m := range a.Read.WorkspaceMembers(ws.OrganisationID, ws.ID) {
-			if m.User.ID == userID {
-				return workspaceMemberView(ws.ID, m), nil
-			}
+		m, err := a.reads().WorkspaceMember(r.Context(), ws, userID)
+		if err != nil {
+			return workspaceMemberAnswer{}, err
 		}
-		return workspaceMemberAnswer{}, domain.Errorf(domain.CodeNotFound, "user %s is not a member of workspace %s", userID, ws.ID)
+		return workspaceMemberView(ws.ID, m), nil
 	}
 
 	r.Handle("/workspaces/{id}/users/{userId}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {

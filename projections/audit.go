@@ -1,7 +1,7 @@
 package projections
 
 import (
-	"context"
+	"encoding/json"
 	"sort"
 	"strings"
 	"time"
@@ -107,18 +107,18 @@ func HistoryStreamPrefix(s string) (string, bool) {
 	return r.prefix, true
 }
 
-// answeredResourceType is how a record's stored resource type is answered: its name, or the
+// AnsweredResourceType is how a record's stored resource type is answered: its name, or the
 // stored text when no resource type is spelled so.
-func answeredResourceType(stored string) string {
+func AnsweredResourceType(stored string) string {
 	if name, ok := AuditResourceType(stored); ok {
 		return name
 	}
 	return stored
 }
 
-// storedSpellings is every spelling, lower case, that a record of the type the filter names
+// StoredSpellings is every spelling, lower case, that a record of the type the filter names
 // may have stored.
-func storedSpellings(filter string) []string {
+func StoredSpellings(filter string) []string {
 	r, ok := auditSpellings[strings.ToLower(strings.TrimSpace(filter))]
 	if !ok {
 		return []string{strings.ToLower(filter)}
@@ -128,6 +128,30 @@ func storedSpellings(filter string) []string {
 		out = append(out, r.prefix)
 	}
 	return append(out, r.aliases...)
+}
+
+// AuditRecord is one entry of the audit log: one event, who caused it and from where, and the
+// state of the resource before and after it.
+type AuditRecord struct {
+	ID             string            `json:"id"`
+	Position       uint64            `json:"position"`
+	Timestamp      time.Time         `json:"timestamp"`
+	Action         string            `json:"action"`
+	ResourceType   string            `json:"resource_type"`
+	ResourceID     string            `json:"resource_id"`
+	ActorID        string            `json:"user_id"`
+	ActorType      string            `json:"user_type"`
+	OrganisationID string            `json:"organisation_id"`
+	WorkspaceID    string            `json:"workspace_id,omitempty"`
+	RequestID      string            `json:"request_id,omitempty"`
+	ClientIP       string            `json:"client_ip,omitempty"`
+	UserAgent      string            `json:"user_agent,omitempty"`
+	Method         string            `json:"method,omitempty"`
+	URI            string            `json:"uri,omitempty"`
+	StatusCode     int               `json:"response_status_code"`
+	Details        map[string]string `json:"details,omitempty"`
+	Before         json.RawMessage   `json:"before"`
+	After          json.RawMessage   `json:"after"`
 }
 
 // AuditFilter selects audit records; zero fields select everything. ResourceType may be any
@@ -150,8 +174,8 @@ type AuditFilter struct {
 	NewestFirst bool
 }
 
-// keep is whether f selects r; f.ResourceType must be a name (answeredResourceType).
-func (f AuditFilter) keep(r *AuditRecord) bool {
+// Keep is whether f selects r; f.ResourceType must be a name (AnsweredResourceType).
+func (f AuditFilter) Keep(r *AuditRecord) bool {
 	eq := func(want, have string) bool { return want == "" || strings.EqualFold(want, have) }
 	// A refusal of an unknown key cannot be tied to an organisation; every organisation's
 	// admins see those.
@@ -159,66 +183,8 @@ func (f AuditFilter) keep(r *AuditRecord) bool {
 	return org &&
 		(f.From.IsZero() || !r.Timestamp.Before(f.From)) && (f.To.IsZero() || !r.Timestamp.After(f.To)) &&
 		eq(f.ActorID, r.ActorID) && eq(f.ActorType, r.ActorType) && eq(f.WorkspaceID, r.WorkspaceID) &&
-		(f.ResourceType == "" || strings.EqualFold(f.ResourceType, answeredResourceType(r.ResourceType))) &&
+		(f.ResourceType == "" || strings.EqualFold(f.ResourceType, AnsweredResourceType(r.ResourceType))) &&
 		eq(f.ResourceID, r.ResourceID) && eq(f.Action, r.Action) &&
 		eq(f.Method, r.Method) && (f.StatusCode == 0 || f.StatusCode == r.StatusCode) &&
 		eq(f.RequestID, r.RequestID) && eq(f.ClientIP, r.ClientIP)
-}
-
-// AuditLog returns every record f selects, in f's order. It answers nothing when PostgreSQL
-// fails; AuditRecords reports the failure.
-func (m *Model) AuditLog(f AuditFilter) []AuditRecord {
-	out, _, _ := m.AuditRecords(context.Background(), f, 0, 0)
-	return out
-}
-
-// AuditRecords returns the records f selects from the offset-th on, at most limit of them (0:
-// all), in f's order, and how many f selects in all.
-func (m *Model) AuditRecords(ctx context.Context, f AuditFilter, offset, limit int) ([]AuditRecord, int, error) {
-	if m.pg != nil {
-		return m.pg.auditRecords(ctx, f, offset, limit)
-	}
-	if f.ResourceType != "" {
-		f.ResourceType = answeredResourceType(f.ResourceType)
-	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	var picked []int
-	for i := range m.audit {
-		if f.keep(&m.audit[i]) {
-			picked = append(picked, i)
-		}
-	}
-	if f.NewestFirst {
-		for i, j := 0, len(picked)-1; i < j; i, j = i+1, j-1 {
-			picked[i], picked[j] = picked[j], picked[i]
-		}
-	}
-	total := len(picked)
-	picked = picked[min(offset, total):]
-	if limit > 0 && len(picked) > limit {
-		picked = picked[:limit]
-	}
-	out := make([]AuditRecord, len(picked))
-	for i, at := range picked {
-		out[i] = m.audit[at]
-		out[i].ResourceType = answeredResourceType(out[i].ResourceType)
-	}
-	return out, total, nil
-}
-
-// AuditRecord returns one record by its event id.
-func (m *Model) AuditRecord(orgID, id string) (AuditRecord, bool) {
-	if m.pg != nil {
-		return m.pg.auditRecord(orgID, id)
-	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	for _, r := range m.audit {
-		if r.ID == id && r.OrganisationID == orgID {
-			r.ResourceType = answeredResourceType(r.ResourceType)
-			return r, true
-		}
-	}
-	return AuditRecord{}, false
 }

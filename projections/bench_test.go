@@ -20,6 +20,8 @@ import (
 	"github.com/causeway/causeway/eventstore/postgres"
 	"github.com/causeway/causeway/migrations/migrationstest"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
+	pgmodel "github.com/causeway/causeway/projections/postgres"
 	"github.com/causeway/causeway/projections/projectionstest"
 )
 
@@ -58,7 +60,7 @@ func BenchmarkReplay(b *testing.B) {
 	})
 	b.Run("memory", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			stats, err := projections.Rebuild(ctx, store, projections.NewMemory(reg), 0)
+			stats, err := projections.Rebuild(ctx, store, memory.New(reg), 0)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -74,7 +76,7 @@ func BenchmarkReplay(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			m, err := projections.NewPostgres(ctx, pool, reg, "postgres")
+			m, err := pgmodel.New(ctx, pool, reg, "postgres")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -108,8 +110,8 @@ func BenchmarkAppendToReadModelLag(b *testing.B) {
 	}
 	defer pool.Close()
 	reg := domain.NewRegistry()
-	mem := projections.NewMemory(reg, projections.MemoryOptions{NoAudit: true})
-	pg, err := projections.NewPostgres(ctx, pool, reg, "postgres")
+	mem := memory.New(reg, memory.Options{NoAudit: true})
+	pg, err := pgmodel.New(ctx, pool, reg, "postgres")
 	if err != nil {
 		b.Fatal(err)
 	}

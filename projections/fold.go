@@ -10,32 +10,33 @@ import (
 	"github.com/causeway/causeway/eventstore"
 )
 
-// fold is the one projection logic of every read model: decode the event, fold it into the
+// Fold is the one projection logic of every read model (projections/memory and
+// projections/postgres fold with it alike): decode the event, fold it into the
 // aggregate of its stream by the domain's own Apply (agg is nil for a stream not seen yet),
 // and make its audit record with the state before and after. Streams that no aggregate owns
 // (refusals) give a nil aggregate and still an audit record.
-func fold(reg *domain.Registry, agg domain.Aggregate, rec eventstore.RecordedEvent) (domain.Aggregate, AuditRecord, error) {
+func Fold(reg *domain.Registry, agg domain.Aggregate, rec eventstore.RecordedEvent) (domain.Aggregate, AuditRecord, error) {
 	ev, err := reg.Decode(rec.Type, rec.Data)
 	if err != nil {
 		return agg, AuditRecord{}, err
 	}
-	prefix, id := splitStream(rec.Stream)
+	prefix, id := SplitStream(rec.Stream)
 	before := json.RawMessage("null")
 	if agg != nil {
-		before = mustJSON(agg)
+		before = MustJSON(agg)
 	} else if fresh, ok := reg.NewAggregate(rec.Stream); ok {
 		agg = fresh
 	}
 	after := json.RawMessage("null")
 	if agg != nil {
 		agg.Apply(ev)
-		after = mustJSON(agg)
+		after = MustJSON(agg)
 	}
 	return agg, auditRecord(rec, prefix, id, ev, before, after), nil
 }
 
-// splitStream splits a stream name into its aggregate prefix and id.
-func splitStream(stream string) (prefix, id string) {
+// SplitStream splits a stream name into its aggregate prefix and id.
+func SplitStream(stream string) (prefix, id string) {
 	prefix = domain.StreamPrefix(stream)
 	return prefix, strings.TrimPrefix(stream, prefix+"-")
 }
@@ -57,7 +58,8 @@ func auditRecord(rec eventstore.RecordedEvent, prefix, id string, ev domain.Even
 	return r
 }
 
-func mustJSON(v any) json.RawMessage {
+// MustJSON is v as JSON, or a JSON object naming the error when v cannot be encoded.
+func MustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return json.RawMessage(fmt.Sprintf(`{"error":%q}`, err.Error()))

@@ -29,29 +29,14 @@ type Projection interface {
 	ApplyBatch(ctx context.Context, from eventstore.Position, batch []eventstore.RecordedEvent) error
 }
 
-// Checkpoint is the in-memory model's position, or the PostgreSQL model's stored checkpoint.
-func (m *Model) Checkpoint(ctx context.Context) (eventstore.Position, error) {
-	if m.pg != nil {
-		return m.pg.checkpoint(ctx)
-	}
-	return m.Position(), nil
-}
+// ErrCheckpointMoved: another runner advanced the projection since this batch was read; the
+// batch was rolled back and the runner resumes from the new checkpoint.
+var ErrCheckpointMoved = errors.New("projections: checkpoint moved: another runner advanced this projection")
 
-// ApplyBatch folds a batch into the model: in memory event by event, in PostgreSQL in one
-// transaction with the checkpoint.
-func (m *Model) ApplyBatch(ctx context.Context, from eventstore.Position, batch []eventstore.RecordedEvent) error {
-	if m.pg != nil {
-		return m.pg.applyBatch(ctx, from, batch)
-	}
-	if m.Position() != from {
-		return ErrCheckpointMoved
-	}
-	for _, rec := range batch {
-		if err := m.Apply(rec); err != nil {
-			return fmt.Errorf("event %s at position %d (%s): %w", rec.ID, rec.Position, rec.Type, err)
-		}
-	}
-	return nil
+// Failer is a projection that is told when the runner stops it, so that a write waiting for it
+// hears of the failure (the in-memory model).
+type Failer interface {
+	Fail(err error)
 }
 
 // Runner feeds projections from one subscription to the global stream. Events go, in batches,
@@ -236,8 +221,8 @@ func (r *Runner) stop(p Projection, log *slog.Logger, err error) {
 	}
 	r.stopped[p.Name()] = err
 	r.mu.Unlock()
-	if m, ok := p.(*Model); ok {
-		m.fail(fmt.Errorf("projection %s stopped: %w", p.Name(), err))
+	if f, ok := p.(Failer); ok {
+		f.Fail(fmt.Errorf("projection %s stopped: %w", p.Name(), err))
 	}
 }
 

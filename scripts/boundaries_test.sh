@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Proves scripts/boundaries.sh catches a breach: the tree as it is passes, and the same check
 # fails once a file importing a database driver is planted in the event store contract, or one
-# importing a driver in the data plane, or once each rule on commands/, analytics/ and workers/
-# is broken by a planted import (through go list's -overlay, so the tree is not touched), or
+# importing a driver in the data plane, or once each rule on commands/, queries/, analytics/
+# and workers/ is broken by a planted import (through go list's -overlay, so the tree is not
+# touched), or
 # once a rule is given that a backend breaks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,6 +61,9 @@ plant analytics/internal/sqlstore sqlstore github.com/ClickHouse/clickhouse-go/v
 plant workers workers github.com/causeway/causeway/projections ./workers/...
 plant ledger ledger github.com/jackc/pgx/v5 ./ledger
 plant cluster cluster github.com/jackc/pgx/v5 ./cluster
+# The read side's application layer links no data plane, HTTP layer, commands or driver.
+plant queries queries github.com/causeway/causeway/gateway ./queries/...
+plant queries queries github.com/jackc/pgx/v5 ./queries/...
 
 echo 'deps ./eventstore/postgres ^github\.com/jackc/pgx(/|$) planted: a backend holds its driver' >"$tmp/rules"
 if bash scripts/boundaries.sh "$tmp/rules" 2>"$tmp/out"; then

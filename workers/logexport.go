@@ -25,7 +25,7 @@ type LogScanner interface {
 // ExportsInProgress is what the export worker reads of the read model: the exports started
 // and not finished, oldest start first.
 type ExportsInProgress interface {
-	LogExportsInProgress() []domain.LogExport
+	LogExportsInProgress(ctx context.Context) ([]domain.LogExport, error)
 }
 
 // partialSuffix marks a file an export is still writing; only a rename gives it its name.
@@ -151,7 +151,10 @@ func (w *LogExportWorker) Tick(ctx context.Context) error {
 			r.stop()
 		}
 	}
-	inProgress := w.exports.LogExportsInProgress()
+	inProgress, err := w.exports.LogExportsInProgress(ctx)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
 	errs = append(errs, w.sweep(inProgress))
 	limit := max(w.Concurrency, 1)
 	for _, x := range inProgress {

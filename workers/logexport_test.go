@@ -27,10 +27,10 @@ import (
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
 	eventsqlite "github.com/causeway/causeway/eventstore/sqlite"
-	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
 )
 
-var _ ExportsInProgress = (*projections.Model)(nil)
+var _ ExportsInProgress = (*memory.Model)(nil)
 var _ LogScanner = (*sqlite.Store)(nil)
 
 // exportWorld is an event store, its read model, a real SQLite log store holding rows, and
@@ -38,7 +38,7 @@ var _ LogScanner = (*sqlite.Store)(nil)
 type exportWorld struct {
 	t    *testing.T
 	d    commands.Deps
-	read *projections.Model
+	read *memory.Model
 	logs *sqlite.Store
 	dir  string
 	rows []analytics.LogRecord
@@ -60,7 +60,7 @@ func newExportWorld(t *testing.T) *exportWorld {
 	logs, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "logs.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = logs.Close() })
-	w := &exportWorld{t: t, d: d, read: projections.NewMemory(d.Registry), logs: logs, dir: filepath.Join(t.TempDir(), "exports"),
+	w := &exportWorld{t: t, d: d, read: memory.New(d.Registry), logs: logs, dir: filepath.Join(t.TempDir(), "exports"),
 		ctx: commands.WithRequest(context.Background(), commands.Request{Actor: domain.System(exportOrg), RequestID: "test"})}
 	for _, ws := range []struct{ org, id, slug string }{{exportOrg, exportWS, "team-a"}, {exportOrg, "ws-2", "team-b"}, {"org-2", "ws-3", "team-c"}} {
 		appendEvent(t, d, domain.Stream(domain.WorkspacePrefix, ws.id),
@@ -148,7 +148,8 @@ func (w *exportWorld) started(c commands.CreateLogExport) domain.LogExport {
 func (w *exportWorld) export(id string) domain.LogExport {
 	w.t.Helper()
 	w.fold()
-	x, ok := w.read.LogExport(exportOrg, id)
+	x, ok, err := w.read.LogExport(context.Background(), exportOrg, id)
+	require.NoError(w.t, err)
 	require.True(w.t, ok)
 	return x
 }
@@ -158,7 +159,9 @@ func (w *exportWorld) runAll(wk *LogExportWorker) {
 	w.t.Helper()
 	for i := 0; i < 20; i++ {
 		w.fold()
-		if len(w.read.LogExportsInProgress()) == 0 {
+		inProgress, err := w.read.LogExportsInProgress(context.Background())
+		require.NoError(w.t, err)
+		if len(inProgress) == 0 {
 			return
 		}
 		require.NoError(w.t, wk.Tick(context.Background()))

@@ -32,6 +32,8 @@ import (
 	"github.com/causeway/causeway/ledger"
 	ledgerpg "github.com/causeway/causeway/ledger/postgres"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
+	pgmodel "github.com/causeway/causeway/projections/postgres"
 	"github.com/causeway/causeway/workers"
 )
 
@@ -43,13 +45,13 @@ type Main struct {
 	Version string
 
 	Store     eventstore.Store
-	Read      *projections.Model  // routing tables, in memory
+	Read      *memory.Model       // routing tables, in memory
 	Index     *gateway.Index      // the gateway's routing index, fed by Read's fold
 	Ledger    *ledger.Ledger      // the budgets' counters
 	Instance  *instance           // this process's claim on DATA_DIR, and its instance id
 	Cluster   cluster.Registry    // the instances on the shared database (server mode)
 	leases    *ledgerpg.Store     // the shared ledger's leases (server mode)
-	Postgres  *projections.Model  // the PostgreSQL read model, with DATABASE_URL
+	Postgres  *pgmodel.Model      // the PostgreSQL read model, with DATABASE_URL
 	Analytics analytics.Store     // request logs: ClickHouse or SQLite
 	Pipeline  *analytics.Pipeline // the gateway's request logs → Analytics, spooling to disk while it is down
 	runner    *projections.Runner
@@ -204,7 +206,7 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 	// In server mode PostgreSQL keeps the audit log; the routing tables need only the state.
 	// Every aggregate they fold also feeds the gateway's routing index.
 	m.Index = gateway.NewIndex()
-	m.Read = projections.NewMemory(reg, projections.MemoryOptions{NoAudit: pool != nil, OnFold: m.Index.Put})
+	m.Read = memory.New(reg, memory.Options{NoAudit: pool != nil, OnFold: m.Index.Put})
 	if err := catchUp(startCtx, m.Store, m.Read); err != nil {
 		return nil, err
 	}
@@ -224,7 +226,7 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 	var read httpapi.ReadModel = m.Read
 	m.runner = &projections.Runner{Store: m.Store, Projections: []projections.Projection{m.Read}, Log: m.Logger}
 	if pool != nil {
-		if m.Postgres, err = projections.NewPostgres(startCtx, pool, reg, "postgres"); err != nil {
+		if m.Postgres, err = pgmodel.New(startCtx, pool, reg, "postgres"); err != nil {
 			return nil, fmt.Errorf("read models: %w", err)
 		}
 		m.runner.Projections = append(m.runner.Projections, m.Postgres)
@@ -288,7 +290,7 @@ func (m *Main) startGateway(admin *httpapi.Admin, guard *egress.Guard) (*httpapi
 	}
 	// Each request's cost is computed as it settles, from the routing tables' overrides and the
 	// cached price sources: no database or network I/O on the way.
-	book, err := pricing.New(m.Config.Pricing, pricing.Options{Now: m.Now, Overrides: m.Read, Log: m.Logger})
+	book, err := pricing.New(m.Config.Pricing, pricing.Options{Now: m.Now, Overrides: m.Read.Overrides(), Log: m.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("model pricing: %w", err)
 	}
@@ -365,8 +367,8 @@ const lossReportWindow = 5 * time.Minute
 // in-memory routing tables for authentication, and a write waits for both, so that what a
 // client wrote can be read at once and a key it created works at once.
 type serverReadModel struct {
-	*projections.Model
-	routing *projections.Model
+	*pgmodel.Model
+	routing *memory.Model
 }
 
 func (s serverReadModel) Authenticate(presented string, now time.Time) (domain.Actor, error) {

@@ -16,7 +16,7 @@ import (
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
-	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
 )
 
 // readModelCatchUp bounds how long start-up waits for the read model to fold the history.
@@ -24,7 +24,7 @@ const readModelCatchUp = 5 * time.Minute
 
 // catchUp folds every stored event into the read model before the server answers, so that
 // the first request after a restart authenticates against the full history.
-func catchUp(ctx context.Context, store eventstore.Store, read *projections.Model) error {
+func catchUp(ctx context.Context, store eventstore.Store, read *memory.Model) error {
 	ctx, cancel := context.WithTimeout(ctx, readModelCatchUp)
 	defer cancel()
 	for {

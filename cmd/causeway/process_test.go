@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/causeway/causeway/gateway/providers/providertest"
+	"github.com/causeway/causeway/migrations/migrationstest"
 )
 
 var (
@@ -100,12 +101,25 @@ func (p *process) stop() {
 }
 
 // A kill -9 during steady traffic (200 requests a second), then a restart: every request
-// answered 200 has its log row, once. Rows are journaled before the answer, and the next start
-// stores what the journal holds.
-func TestKill9LosesNoLogRow(t *testing.T) {
+// answered 200 has its log row, once, embedded (SQLite) and on servers (PostgreSQL and
+// ClickHouse). Rows are journaled before the answer, and the next start stores what the
+// journal holds.
+func TestClusterKill9LosesNoLogRow(t *testing.T) {
+	t.Run("embedded", func(t *testing.T) { testKill9LosesNoLogRow(t, nil) })
+	t.Run("servers", func(t *testing.T) {
+		pg := migrationstest.PostgresURL(t)
+		testKill9LosesNoLogRow(t, map[string]string{"EVENTSTORE_URL": pg, "DATABASE_URL": pg,
+			"CLICKHOUSE_URL": migrationstest.ClickHouseURL(t), "CAUSEWAY_SECRET_KEY": strings.Repeat("s", 32)})
+	})
+}
+
+func testKill9LosesNoLogRow(t *testing.T, extra map[string]string) {
 	standIn := providertest.NewOpenAI(t)
 	env := map[string]string{"CAUSEWAY_DATA_DIR": filepath.Join(t.TempDir(), "data"),
 		"CAUSEWAY_BOOTSTRAP_ADMIN_KEY": gatewayKey, "CAUSEWAY_ALLOWED_HOSTS": "127.0.0.1"}
+	for k, v := range extra {
+		env[k] = v
+	}
 	p := startProcess(t, env)
 
 	var mu sync.Mutex

@@ -18,6 +18,8 @@ import (
 	"github.com/causeway/causeway/eventstore/open"
 	"github.com/causeway/causeway/migrations"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
+	pgmodel "github.com/causeway/causeway/projections/postgres"
 )
 
 const replayUsage = `usage: causeway replay [--models memory,postgres] [--verify] [--swap]
@@ -82,7 +84,7 @@ func replay(args []string, getenv func(string) string, stdout, stderr io.Writer)
 	reg := domain.NewRegistry()
 
 	if want["memory"] {
-		stats, err := projections.Rebuild(ctx, store, projections.NewMemory(reg), 0)
+		stats, err := projections.Rebuild(ctx, store, memory.New(reg), 0)
 		if err != nil {
 			fmt.Fprintf(stderr, "causeway replay: memory: %v\n", err)
 			return 1
@@ -99,7 +101,7 @@ func replay(args []string, getenv func(string) string, stdout, stderr io.Writer)
 		return 1
 	}
 	defer pool.Close()
-	_, stats, err := projections.RebuildPostgres(ctx, store, pool, reg)
+	_, stats, err := pgmodel.Rebuild(ctx, store, pool, reg)
 	if err != nil {
 		fmt.Fprintf(stderr, "causeway replay: postgres: %v\n", err)
 		return 1
@@ -108,7 +110,7 @@ func replay(args []string, getenv func(string) string, stdout, stderr io.Writer)
 		stats.Events, stats.Elapsed.Round(1e6), stats.EventsPerSecond(), stats.Position)
 	if *verify {
 		const limit = 100
-		diffs, err := projections.VerifyPostgres(ctx, pool, limit)
+		diffs, err := pgmodel.Verify(ctx, pool, limit)
 		if err != nil {
 			fmt.Fprintf(stderr, "causeway replay: verify: %v\n", err)
 			return 1
@@ -123,7 +125,7 @@ func replay(args []string, getenv func(string) string, stdout, stderr io.Writer)
 		fmt.Fprintln(stdout, "verify: the rebuild equals the live tables")
 	}
 	if *swap {
-		if err := projections.SwapPostgres(ctx, pool); err != nil {
+		if err := pgmodel.Swap(ctx, pool); err != nil {
 			fmt.Fprintf(stderr, "causeway replay: %v\n", err)
 			return 1
 		}

@@ -111,7 +111,7 @@ func (c Config) Validate() error {
 }
 
 // Overrides are the prices organisations set through the admin API; the in-memory read model
-// (projections.Model) answers them without I/O.
+// (projections/memory, memory.Model.Overrides) answers them without I/O.
 type Overrides interface {
 	ModelPricingOverride(orgID, workspaceID, provider, model string) (domain.ModelPricingOverride, bool)
 }

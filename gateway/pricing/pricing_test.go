@@ -18,11 +18,11 @@ import (
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/gateway/pricing"
 	"github.com/causeway/causeway/gateway/providers"
-	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
 )
 
 // The read model is where the gateway finds overrides.
-var _ pricing.Overrides = (*projections.Model)(nil)
+var _ pricing.Overrides = memory.PricingOverrides{}
 
 type clock struct {
 	mu  sync.Mutex

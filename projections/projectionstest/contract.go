@@ -21,10 +21,11 @@ import (
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/eventstore/sqlite"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
 )
 
 // OpenFunc returns an empty read model to test.
-type OpenFunc func(t *testing.T, reg *domain.Registry) *projections.Model
+type OpenFunc func(t *testing.T, reg *domain.Registry) projections.ReadModel
 
 // Org is the organisation of the scripted history.
 const Org = "org-1"
@@ -141,7 +142,7 @@ func LoadInto(ctx context.Context, path string, steps []Step) (eventstore.Store,
 }
 
 // Project runs the real runner until the model has folded everything in store.
-func Project(t *testing.T, store eventstore.Store, m *projections.Model) {
+func Project(t *testing.T, store eventstore.Store, m projections.ReadModel) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &projections.Runner{Store: store, Projections: []projections.Projection{m}, MaxBatch: 64,
@@ -169,14 +170,41 @@ func Head(t *testing.T, store eventstore.Store) eventstore.Position {
 	}
 }
 
+// must is the value of a read that must not fail.
+func must[T any](t *testing.T) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		require.NoError(t, err)
+		return v
+	}
+}
+
+// found is the value of a lookup that must not fail, and whether it found it.
+func found[T any](t *testing.T) func(T, bool, error) (T, bool) {
+	return func(v T, ok bool, err error) (T, bool) {
+		t.Helper()
+		require.NoError(t, err)
+		return v, ok
+	}
+}
+
+// AuditLog is every audit record of m that f selects, in f's order.
+func AuditLog(t *testing.T, m projections.Reader, f projections.AuditFilter) []projections.AuditRecord {
+	t.Helper()
+	out, _, err := m.AuditRecords(context.Background(), f, 0, 0)
+	require.NoError(t, err)
+	return out
+}
+
 // Run gives the model that open returns the scripted history and requires every query to
 // answer as the in-memory reference does.
 func Run(t *testing.T, open OpenFunc) {
 	reg := domain.NewRegistry()
 	t0 := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	const n = 12
+	ctx := context.Background()
 	store := Load(t, History(n, t0))
-	want := projections.NewMemory(reg)
+	want := memory.New(reg)
 	Project(t, store, want)
 	got := open(t, reg)
 	Project(t, store, got)
@@ -211,44 +239,47 @@ func Run(t *testing.T, open OpenFunc) {
 	t.Run("get", func(t *testing.T) {
 		for i := 0; i < n; i++ {
 			for _, id := range []string{fmt.Sprintf("ws-%02d", i), fmt.Sprintf("team-%02d", i)} {
-				w, wok := want.Workspace(Org, id)
-				g, gok := got.Workspace(Org, id)
+				w, wok := found[domain.Workspace](t)(want.Workspace(ctx, Org, id))
+				g, gok := found[domain.Workspace](t)(got.Workspace(ctx, Org, id))
 				assert.Equal(t, wok, gok, id)
 				same("workspace "+id, w, g)
 			}
-			ws, _ := want.WorkspaceBySlug(Org, fmt.Sprintf("team-%02d", i))
-			gws, _ := got.WorkspaceBySlug(Org, fmt.Sprintf("team-%02d", i))
+			ws, _ := found[domain.Workspace](t)(want.WorkspaceBySlug(ctx, Org, fmt.Sprintf("team-%02d", i)))
+			gws, _ := found[domain.Workspace](t)(got.WorkspaceBySlug(ctx, Org, fmt.Sprintf("team-%02d", i)))
 			same("by slug", ws, gws)
-			u, uok := want.User(Org, fmt.Sprintf("u-%02d", i))
-			gu, guok := got.User(Org, fmt.Sprintf("u-%02d", i))
+			u, uok := found[domain.User](t)(want.User(ctx, Org, fmt.Sprintf("u-%02d", i)))
+			gu, guok := found[domain.User](t)(got.User(ctx, Org, fmt.Sprintf("u-%02d", i)))
 			assert.Equal(t, uok, guok)
 			same("user", u, gu)
-			k, kok := want.APIKey(Org, fmt.Sprintf("k-%02d", i))
-			gk, gkok := got.APIKey(Org, fmt.Sprintf("k-%02d", i))
+			k, kok := found[domain.APIKey](t)(want.APIKey(ctx, Org, fmt.Sprintf("k-%02d", i)))
+			gk, gkok := found[domain.APIKey](t)(got.APIKey(ctx, Org, fmt.Sprintf("k-%02d", i)))
 			assert.Equal(t, kok, gkok)
 			same("key", k, gk)
-			p, _ := want.RateLimitPolicy(Org, fmt.Sprintf("rl-%02d", i))
-			gp, _ := got.RateLimitPolicy(Org, fmt.Sprintf("rl-%02d", i))
+			p, _ := found[domain.RateLimitPolicy](t)(want.RateLimitPolicy(ctx, Org, fmt.Sprintf("rl-%02d", i)))
+			gp, _ := found[domain.RateLimitPolicy](t)(got.RateLimitPolicy(ctx, Org, fmt.Sprintf("rl-%02d", i)))
 			same("rate limit policy", p, gp)
-			up, _ := want.UsageLimitPolicy(Org, fmt.Sprintf("ul-%02d", i))
-			gup, _ := got.UsageLimitPolicy(Org, fmt.Sprintf("ul-%02d", i))
+			up, _ := found[domain.UsageLimitPolicy](t)(want.UsageLimitPolicy(ctx, Org, fmt.Sprintf("ul-%02d", i)))
+			gup, _ := found[domain.UsageLimitPolicy](t)(got.UsageLimitPolicy(ctx, Org, fmt.Sprintf("ul-%02d", i)))
 			same("usage limit policy", up, gup)
-			ent, _ := want.UsageLimitPolicyEntities(Org, fmt.Sprintf("ul-%02d", i), projections.UsageEntityFilter{})
-			gent, _ := got.UsageLimitPolicyEntities(Org, fmt.Sprintf("ul-%02d", i), projections.UsageEntityFilter{})
+			ent, _ := found[[]domain.UsageLimitEntity](t)(want.UsageLimitPolicyEntities(ctx, Org, fmt.Sprintf("ul-%02d", i), projections.UsageEntityFilter{}))
+			gent, _ := found[[]domain.UsageLimitEntity](t)(got.UsageLimitPolicyEntities(ctx, Org, fmt.Sprintf("ul-%02d", i), projections.UsageEntityFilter{}))
 			same("entities", ent, gent)
-			inv, _ := want.Invite(Org, fmt.Sprintf("inv-%02d", i))
-			ginv, _ := got.Invite(Org, fmt.Sprintf("inv-%02d", i))
+			inv, _ := found[domain.Invite](t)(want.Invite(ctx, Org, fmt.Sprintf("inv-%02d", i)))
+			ginv, _ := found[domain.Invite](t)(got.Invite(ctx, Org, fmt.Sprintf("inv-%02d", i)))
 			same("invite", inv, ginv)
-			same("members", want.WorkspaceMembers(Org, fmt.Sprintf("ws-%02d", i)), got.WorkspaceMembers(Org, fmt.Sprintf("ws-%02d", i)))
-			same("member of", want.MemberWorkspaceIDs(Org, fmt.Sprintf("u-%02d", i)), got.MemberWorkspaceIDs(Org, fmt.Sprintf("u-%02d", i)))
-			same("security", want.EffectiveSecurity(Org, fmt.Sprintf("ws-%02d", i)), got.EffectiveSecurity(Org, fmt.Sprintf("ws-%02d", i)))
+			same("members", must[[]projections.WorkspaceMember](t)(want.WorkspaceMembers(ctx, Org, fmt.Sprintf("ws-%02d", i))),
+				must[[]projections.WorkspaceMember](t)(got.WorkspaceMembers(ctx, Org, fmt.Sprintf("ws-%02d", i))))
+			same("member of", must[[]string](t)(want.MemberWorkspaceIDs(ctx, Org, fmt.Sprintf("u-%02d", i))),
+				must[[]string](t)(got.MemberWorkspaceIDs(ctx, Org, fmt.Sprintf("u-%02d", i))))
+			same("security", must[domain.SecuritySettings](t)(want.EffectiveSecurity(ctx, Org, fmt.Sprintf("ws-%02d", i))),
+				must[domain.SecuritySettings](t)(got.EffectiveSecurity(ctx, Org, fmt.Sprintf("ws-%02d", i))))
 		}
-		o, _ := want.Organisation(Org)
-		gorg, _ := got.Organisation(Org)
+		o, _ := found[domain.Organisation](t)(want.Organisation(ctx, Org))
+		gorg, _ := found[domain.Organisation](t)(got.Organisation(ctx, Org))
 		same("organisation", o, gorg)
-		_, missing := got.Workspace(Org, "no-such")
+		_, missing := found[domain.Workspace](t)(got.Workspace(ctx, Org, "no-such"))
 		assert.False(t, missing)
-		_, otherOrg := got.Workspace("org-2", "ws-00")
+		_, otherOrg := found[domain.Workspace](t)(got.Workspace(ctx, "org-2", "ws-00"))
 		assert.False(t, otherOrg, "another organisation's workspace is not found")
 	})
 	t.Run("lists and filters", func(t *testing.T) {
@@ -256,7 +287,7 @@ func Run(t *testing.T, open OpenFunc) {
 			"active": {OrganisationID: Org, Statuses: active}, "archived": {OrganisationID: Org, Statuses: archived},
 			"both": {OrganisationID: Org, Statuses: both},
 		} {
-			sameList("workspaces "+name, want.Workspaces(f), got.Workspaces(f))
+			sameList("workspaces "+name, must[[]domain.Workspace](t)(want.Workspaces(ctx, f)), must[[]domain.Workspace](t)(got.Workspaces(ctx, f)))
 		}
 		for name, f := range map[string]projections.PolicyFilter{
 			"active":    {OrganisationID: Org, Statuses: active},
@@ -264,37 +295,47 @@ func Run(t *testing.T, open OpenFunc) {
 			"one ws":    {OrganisationID: Org, Statuses: both, WorkspaceIDs: map[string]bool{"ws-03": true}},
 			"other org": {OrganisationID: "org-2", Statuses: both},
 		} {
-			sameList("rate limit policies "+name, want.RateLimitPolicies(f), got.RateLimitPolicies(f))
-			sameList("usage limit policies "+name, want.UsageLimitPolicies(f, ""), got.UsageLimitPolicies(f, ""))
+			sameList("rate limit policies "+name, must[[]domain.RateLimitPolicy](t)(want.RateLimitPolicies(ctx, f)),
+				must[[]domain.RateLimitPolicy](t)(got.RateLimitPolicies(ctx, f)))
+			sameList("usage limit policies "+name, must[[]domain.UsageLimitPolicy](t)(want.UsageLimitPolicies(ctx, f, "")),
+				must[[]domain.UsageLimitPolicy](t)(got.UsageLimitPolicies(ctx, f, "")))
 		}
 		for name, f := range map[string]projections.KeyFilter{
 			"all": {OrganisationID: Org}, "one ws": {OrganisationID: Org, WorkspaceID: "ws-04"},
 		} {
-			sameList("keys "+name, want.APIKeys(f), got.APIKeys(f))
+			sameList("keys "+name, must[[]domain.APIKey](t)(want.APIKeys(ctx, f)), must[[]domain.APIKey](t)(got.APIKeys(ctx, f)))
 		}
 		for name, f := range map[string]projections.UserFilter{
 			"all": {OrganisationID: Org}, "admins": {OrganisationID: Org, Role: domain.RoleAdmin},
 			"by email": {OrganisationID: Org, Email: "USER04@example.com"},
 		} {
-			sameList("users "+name, want.Users(f), got.Users(f))
+			sameList("users "+name, must[[]domain.User](t)(want.Users(ctx, f)), must[[]domain.User](t)(got.Users(ctx, f)))
 		}
 		now := t0.Add(time.Hour)
-		sameList("invites", want.Invites(projections.InviteFilter{OrganisationID: Org, Now: now}), got.Invites(projections.InviteFilter{OrganisationID: Org, Now: now}))
+		sameList("invites", must[[]domain.Invite](t)(want.Invites(ctx, projections.InviteFilter{OrganisationID: Org, Now: now})),
+			must[[]domain.Invite](t)(got.Invites(ctx, projections.InviteFilter{OrganisationID: Org, Now: now})))
 		for name, f := range map[string]projections.NotificationFilter{
 			"all": {OrganisationID: Org}, "kind": {OrganisationID: Org, Kind: domain.NotifyInvite},
 			"ws": {OrganisationID: Org, WorkspaceIDs: map[string]bool{"ws-01": true}},
 		} {
-			sameList("notifications "+name, want.Notifications(f), got.Notifications(f))
+			sameList("notifications "+name, must[[]domain.Notification](t)(want.Notifications(ctx, f)),
+				must[[]domain.Notification](t)(got.Notifications(ctx, f)))
 		}
-		wp, ww := want.UsageResetsDue(t0.Add(2000 * time.Minute))
-		gp, gw := got.UsageResetsDue(t0.Add(2000 * time.Minute))
+		wp, ww, err := want.UsageResetsDue(ctx, t0.Add(2000*time.Minute))
+		require.NoError(t, err)
+		gp, gw, err := got.UsageResetsDue(ctx, t0.Add(2000*time.Minute))
+		require.NoError(t, err)
 		same("due policies", wp, gp)
 		same("due workspaces", ww, gw)
-		wk, wpr, wi := want.BudgetResetsDue(t0.Add(2000 * time.Minute))
-		gk, gpr, gi := got.BudgetResetsDue(t0.Add(2000 * time.Minute))
+		wk, wpr, wi, err := want.BudgetResetsDue(ctx, t0.Add(2000*time.Minute))
+		require.NoError(t, err)
+		gk, gpr, gi, err := got.BudgetResetsDue(ctx, t0.Add(2000*time.Minute))
+		require.NoError(t, err)
 		same("due budgets", []any{wk, wpr, wi}, []any{gk, gpr, gi})
-		we, wr, wwarn := want.KeysDue(t0.Add(time.Hour))
-		ge, gr, gwarn := got.KeysDue(t0.Add(time.Hour))
+		we, wr, wwarn, err := want.KeysDue(ctx, t0.Add(time.Hour))
+		require.NoError(t, err)
+		ge, gr, gwarn, err := got.KeysDue(ctx, t0.Add(time.Hour))
+		require.NoError(t, err)
 		same("keys due", []any{we, wr, wwarn}, []any{ge, gr, gwarn})
 	})
 	t.Run("audit log", func(t *testing.T) {
@@ -310,7 +351,7 @@ func Run(t *testing.T, open OpenFunc) {
 			"by method":    {OrganisationID: Org, Method: "post", ResourceID: "ws-03"},
 			"other org":    {OrganisationID: "org-2"},
 		} {
-			sameList("audit "+name, want.AuditLog(f), got.AuditLog(f))
+			sameList("audit "+name, AuditLog(t, want, f), AuditLog(t, got, f))
 		}
 		// Pages in both orders, read from the backend: the same records, in order, without
 		// overlap or gap; a resource type in any spelling.
@@ -319,11 +360,11 @@ func Run(t *testing.T, open OpenFunc) {
 			"a type's alias": {OrganisationID: Org, ResourceType: "API-KEYS", NewestFirst: true},
 			"a type's name":  {OrganisationID: Org, ResourceType: "rate_limit_policy"},
 		} {
-			whole := want.AuditLog(f)
+			whole := AuditLog(t, want, f)
 			require.NotEmpty(t, whole, name)
 			var paged []projections.AuditRecord
 			for offset := 0; ; offset += 7 {
-				page, total, err := got.AuditRecords(context.Background(), f, offset, 7)
+				page, total, err := got.AuditRecords(ctx, f, offset, 7)
 				require.NoError(t, err, name)
 				require.Equal(t, len(whole), total, name)
 				if len(page) == 0 {
@@ -333,31 +374,32 @@ func Run(t *testing.T, open OpenFunc) {
 			}
 			same("audit pages "+name, whole, paged)
 		}
-		byAlias := want.AuditLog(projections.AuditFilter{OrganisationID: Org, ResourceType: "apikey"})
+		byAlias := AuditLog(t, want, projections.AuditFilter{OrganisationID: Org, ResourceType: "apikey"})
 		require.NotEmpty(t, byAlias)
 		for _, rec := range byAlias {
 			assert.Equal(t, "api_key", rec.ResourceType, "records answer the type's name")
 		}
-		all := want.AuditLog(projections.AuditFilter{OrganisationID: Org})
+		all := AuditLog(t, want, projections.AuditFilter{OrganisationID: Org})
 		require.NotEmpty(t, all)
 		for _, rec := range all[:10] {
-			g, ok := got.AuditRecord(Org, rec.ID)
+			g, ok, err := got.AuditRecord(ctx, Org, rec.ID)
+			require.NoError(t, err)
 			require.True(t, ok)
 			same("audit record", rec, g)
 		}
 	})
 	t.Run("what the history implies", func(t *testing.T) {
-		assert.Len(t, got.Workspaces(projections.WorkspaceFilter{OrganisationID: Org, Statuses: active}), n-n/5-boolInt(n%5 > 1))
-		assert.Len(t, got.RateLimitPolicies(projections.PolicyFilter{OrganisationID: Org, Statuses: archived}), n/5+boolInt(n%5 > 1))
-		k, ok := got.APIKey(Org, "k-02")
+		assert.Len(t, must[[]domain.Workspace](t)(got.Workspaces(ctx, projections.WorkspaceFilter{OrganisationID: Org, Statuses: active})), n-n/5-boolInt(n%5 > 1))
+		assert.Len(t, must[[]domain.RateLimitPolicy](t)(got.RateLimitPolicies(ctx, projections.PolicyFilter{OrganisationID: Org, Statuses: archived})), n/5+boolInt(n%5 > 1))
+		k, ok := found[domain.APIKey](t)(got.APIKey(ctx, Org, "k-02"))
 		require.True(t, ok)
 		assert.Equal(t, "cw-new****02", k.Masked, "the rotation is folded")
-		_, ok = got.APIKey(Org, "k-03")
+		_, ok = found[domain.APIKey](t)(got.APIKey(ctx, Org, "k-03"))
 		assert.False(t, ok, "a deleted key is gone")
-		p, _ := got.RateLimitPolicy(Org, "rl-00")
+		p, _ := found[domain.RateLimitPolicy](t)(got.RateLimitPolicy(ctx, Org, "rl-00"))
 		assert.Equal(t, 999.0, p.Value)
-		assert.Equal(t, Head(t, store), got.Position())
-		assert.Len(t, got.AuditLog(projections.AuditFilter{OrganisationID: Org}), countEvents(History(n, t0)))
+		assert.Equal(t, Head(t, store), must[eventstore.Position](t)(got.Checkpoint(ctx)))
+		assert.Len(t, AuditLog(t, got, projections.AuditFilter{OrganisationID: Org}), countEvents(History(n, t0)))
 	})
 }
 

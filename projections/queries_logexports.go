@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"context"
 	"time"
 
 	"github.com/causeway/causeway/domain"
@@ -13,22 +14,22 @@ type LogExportFilter struct {
 }
 
 // LogExports lists the exports that f selects, newest first.
-func (m *Model) LogExports(f LogExportFilter) []domain.LogExport {
-	return all(m, domain.LogExportPrefix, func(x *domain.LogExport) bool {
+func (q Queries) LogExports(ctx context.Context, f LogExportFilter) ([]domain.LogExport, error) {
+	return all(ctx, q.Docs, domain.LogExportPrefix, func(x *domain.LogExport) bool {
 		return x.OrganisationID == f.OrganisationID && x.Exists() && (f.WorkspaceIDs == nil || f.WorkspaceIDs[x.WorkspaceID])
 	}, newestFirst(func(x *domain.LogExport) (time.Time, string) { return x.CreatedAt, x.ID }))
 }
 
 // LogExport returns one export of the organisation.
-func (m *Model) LogExport(orgID, id string) (domain.LogExport, bool) {
-	x, ok := get[domain.LogExport](m, domain.LogExportPrefix, id)
-	return x, ok && x.OrganisationID == orgID && x.Exists()
+func (q Queries) LogExport(ctx context.Context, orgID, id string) (domain.LogExport, bool, error) {
+	x, ok, err := get[domain.LogExport](ctx, q.Docs, domain.LogExportPrefix, id)
+	return x, ok && x.OrganisationID == orgID && x.Exists(), err
 }
 
 // LogExportsInProgress lists the exports of every organisation that have been started and
 // not finished, oldest start first: the export worker's queue.
-func (m *Model) LogExportsInProgress() []domain.LogExport {
-	return all(m, domain.LogExportPrefix, func(x *domain.LogExport) bool {
+func (q Queries) LogExportsInProgress(ctx context.Context) ([]domain.LogExport, error) {
+	return all(ctx, q.Docs, domain.LogExportPrefix, func(x *domain.LogExport) bool {
 		return x.Status == domain.ExportInProgress && x.StartedAt != nil
 	}, func(a, b *domain.LogExport) bool {
 		if !a.StartedAt.Equal(*b.StartedAt) {

@@ -1,4 +1,4 @@
-package projections_test
+package postgres_test
 
 import (
 	"context"
@@ -21,25 +21,22 @@ import (
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/migrations/migrationstest"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/postgres"
 	"github.com/causeway/causeway/projections/projectionstest"
 )
 
-func TestReadModelContractMemory(t *testing.T) {
-	projectionstest.Run(t, func(t *testing.T, reg *domain.Registry) *projections.Model { return projections.NewMemory(reg) })
-}
-
-func openPostgres(t *testing.T, reg *domain.Registry) (*projections.Model, *pgxpool.Pool) {
+func openPostgres(t *testing.T, reg *domain.Registry) (*postgres.Model, *pgxpool.Pool) {
 	t.Helper()
 	pool, err := pgxpool.New(context.Background(), migrationstest.PostgresURL(t))
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	m, err := projections.NewPostgres(context.Background(), pool, reg, "postgres")
+	m, err := postgres.New(context.Background(), pool, reg, "postgres")
 	require.NoError(t, err)
 	return m, pool
 }
 
 func TestReadModelContractPostgres(t *testing.T) {
-	projectionstest.Run(t, func(t *testing.T, reg *domain.Registry) *projections.Model {
+	projectionstest.Run(t, func(t *testing.T, reg *domain.Registry) projections.ReadModel {
 		m, _ := openPostgres(t, reg)
 		return m
 	})
@@ -54,7 +51,7 @@ func TestPostgresFaultBetweenRowsAndCheckpointRollsBothBack(t *testing.T) {
 	batch, err := store.ReadAll(context.Background(), eventstore.Start, 1000)
 	require.NoError(t, err)
 
-	projections.SetBeforeCheckpoint(m, func() error { return errors.New("injected fault") })
+	postgres.SetBeforeCheckpoint(m, func() error { return errors.New("injected fault") })
 	err = m.ApplyBatch(context.Background(), eventstore.Start, batch)
 	require.ErrorContains(t, err, "injected fault")
 	var docs, audit int
@@ -64,7 +61,7 @@ func TestPostgresFaultBetweenRowsAndCheckpointRollsBothBack(t *testing.T) {
 	assert.Zero(t, audit)
 	assert.Equal(t, eventstore.Start, m.Position(), "and no checkpoint")
 
-	projections.SetBeforeCheckpoint(m, nil)
+	postgres.SetBeforeCheckpoint(m, nil)
 	require.NoError(t, m.ApplyBatch(context.Background(), eventstore.Start, batch))
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM rm_audit`).Scan(&audit))
 	assert.Equal(t, len(batch), audit)
@@ -133,17 +130,23 @@ func checkpointNeverAhead(t *testing.T, pool *pgxpool.Pool, cp eventstore.Positi
 }
 
 // dump is a model's every answer worth comparing, as JSON.
-func dump(t *testing.T, m *projections.Model) string {
+func dump(t *testing.T, m projections.Reader) string {
 	t.Helper()
+	ctx := context.Background()
+	val := func(v any, err error) any {
+		t.Helper()
+		require.NoError(t, err)
+		return v
+	}
 	org := projectionstest.Org
 	all := map[string]bool{domain.StatusActive: true, domain.StatusArchived: true}
 	b, err := json.MarshalIndent([]any{
-		m.Workspaces(projections.WorkspaceFilter{OrganisationID: org, Statuses: all}),
-		m.APIKeys(projections.KeyFilter{OrganisationID: org}),
-		m.RateLimitPolicies(projections.PolicyFilter{OrganisationID: org, Statuses: all}),
-		m.UsageLimitPolicies(projections.PolicyFilter{OrganisationID: org, Statuses: all}, ""),
-		m.Users(projections.UserFilter{OrganisationID: org}),
-		len(m.AuditLog(projections.AuditFilter{OrganisationID: org})),
+		val(m.Workspaces(ctx, projections.WorkspaceFilter{OrganisationID: org, Statuses: all})),
+		val(m.APIKeys(ctx, projections.KeyFilter{OrganisationID: org})),
+		val(m.RateLimitPolicies(ctx, projections.PolicyFilter{OrganisationID: org, Statuses: all})),
+		val(m.UsageLimitPolicies(ctx, projections.PolicyFilter{OrganisationID: org, Statuses: all}, "")),
+		val(m.Users(ctx, projections.UserFilter{OrganisationID: org})),
+		len(projectionstest.AuditLog(t, m, projections.AuditFilter{OrganisationID: org})),
 	}, "", " ")
 	require.NoError(t, err)
 	return string(b)
@@ -156,11 +159,11 @@ func TestTwoRunnersOfOneProjection(t *testing.T) {
 	reg := domain.NewRegistry()
 	store := projectionstest.Load(t, projectionstest.History(150, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)))
 	url := migrationstest.PostgresURL(t)
-	open := func() *projections.Model {
+	open := func() *postgres.Model {
 		pool, err := pgxpool.New(context.Background(), url)
 		require.NoError(t, err)
 		t.Cleanup(pool.Close)
-		m, err := projections.NewPostgres(context.Background(), pool, reg, "postgres")
+		m, err := postgres.New(context.Background(), pool, reg, "postgres")
 		require.NoError(t, err)
 		return m
 	}
@@ -194,4 +197,28 @@ func poolOf(t *testing.T, url string) *pgxpool.Pool {
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	return pool
+}
+
+// A read that PostgreSQL cannot answer is an error wrapping projections.ErrUnavailable, never
+// "not found" or an empty list.
+func TestPostgresReadsThatFailAreUnavailableNotNotFound(t *testing.T) {
+	reg := domain.NewRegistry()
+	m, pool := openPostgres(t, reg)
+	ctx := context.Background()
+	_, ok, err := m.Workspace(ctx, projectionstest.Org, "ws-00")
+	require.NoError(t, err)
+	assert.False(t, ok, "while the database answers, a missing workspace is not found")
+	pool.Close()
+	_, ok, err = m.Workspace(ctx, projectionstest.Org, "ws-00")
+	assert.ErrorIs(t, err, projections.ErrUnavailable)
+	assert.False(t, ok)
+	list, err := m.Workspaces(ctx, projections.WorkspaceFilter{OrganisationID: projectionstest.Org})
+	assert.ErrorIs(t, err, projections.ErrUnavailable)
+	assert.Nil(t, list)
+	_, _, err = m.AuditRecords(ctx, projections.AuditFilter{OrganisationID: projectionstest.Org}, 0, 10)
+	assert.ErrorIs(t, err, projections.ErrUnavailable)
+	_, _, err = m.AuditRecord(ctx, projectionstest.Org, "x")
+	assert.ErrorIs(t, err, projections.ErrUnavailable)
+	_, err = m.Checkpoint(ctx)
+	assert.ErrorIs(t, err, projections.ErrUnavailable)
 }

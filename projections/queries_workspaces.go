@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"context"
 	"sort"
 	"strings"
 	"time"
@@ -18,22 +19,18 @@ type WorkspaceFilter struct {
 }
 
 // Workspaces lists the workspaces that f selects, newest first.
-func (m *Model) Workspaces(f WorkspaceFilter) []domain.Workspace {
-	return all(m, domain.WorkspacePrefix, func(w *domain.Workspace) bool {
+func (q Queries) Workspaces(ctx context.Context, f WorkspaceFilter) ([]domain.Workspace, error) {
+	return all(ctx, q.Docs, domain.WorkspacePrefix, func(w *domain.Workspace) bool {
 		return w.OrganisationID == f.OrganisationID && (f.Visible == nil || f.Visible[w.ID]) && f.Statuses[w.Status] &&
 			strings.Contains(w.Name, f.NameContains) && (f.ExactName == "" || w.Name == f.ExactName)
 	}, newestFirst(func(w *domain.Workspace) (time.Time, string) { return w.CreatedAt, w.ID }))
 }
 
 // WorkspaceBySlug returns the workspace of the organisation that holds slug.
-func (m *Model) WorkspaceBySlug(orgID, slug string) (domain.Workspace, bool) {
-	found := all(m, domain.WorkspacePrefix, func(w *domain.Workspace) bool {
+func (q Queries) WorkspaceBySlug(ctx context.Context, orgID, slug string) (domain.Workspace, bool, error) {
+	return first(all(ctx, q.Docs, domain.WorkspacePrefix, func(w *domain.Workspace) bool {
 		return w.OrganisationID == orgID && w.Slug == slug
-	}, func(a, b *domain.Workspace) bool { return a.ID < b.ID })
-	if len(found) == 0 {
-		return domain.Workspace{}, false
-	}
-	return found[0], true
+	}, func(a, b *domain.Workspace) bool { return a.ID < b.ID }))
 }
 
 // WorkspaceMember is a member of a workspace: the user, their role there, and when they
@@ -47,14 +44,17 @@ type WorkspaceMember struct {
 
 // WorkspaceMembers lists the members of a workspace of the organisation who are still
 // members of the organisation, in the order they joined.
-func (m *Model) WorkspaceMembers(orgID, workspaceID string) []WorkspaceMember {
-	ws, ok := m.Workspace(orgID, workspaceID)
-	if !ok {
-		return nil
+func (q Queries) WorkspaceMembers(ctx context.Context, orgID, workspaceID string) ([]WorkspaceMember, error) {
+	ws, ok, err := q.Workspace(ctx, orgID, workspaceID)
+	if err != nil || !ok {
+		return nil, err
 	}
 	out := make([]WorkspaceMember, 0, len(ws.Members))
 	for id, role := range ws.Members {
-		u, ok := m.User(orgID, id)
+		u, ok, err := q.User(ctx, orgID, id)
+		if err != nil {
+			return nil, err
+		}
 		if !ok {
 			continue
 		}
@@ -66,19 +66,27 @@ func (m *Model) WorkspaceMembers(orgID, workspaceID string) []WorkspaceMember {
 		}
 		return out[i].User.ID < out[j].User.ID
 	})
-	return out
+	return out, nil
 }
 
 // EffectiveSecurity returns the security settings that hold in a workspace: the
 // organisation's, with the workspace's overrides on top (2.8). An unknown workspace gets the
 // organisation's; an unknown organisation the defaults.
-func (m *Model) EffectiveSecurity(orgID, workspaceID string) domain.SecuritySettings {
+func (q Queries) EffectiveSecurity(ctx context.Context, orgID, workspaceID string) (domain.SecuritySettings, error) {
 	base := domain.DefaultSecuritySettings()
-	if o, ok := m.Organisation(orgID); ok {
+	o, ok, err := q.Organisation(ctx, orgID)
+	if err != nil {
+		return base, err
+	}
+	if ok {
 		base = o.Security
 	}
-	if ws, ok := m.Workspace(orgID, workspaceID); ok {
-		return ws.Security.Over(base)
+	ws, ok, err := q.Workspace(ctx, orgID, workspaceID)
+	if err != nil {
+		return base, err
 	}
-	return base
+	if ok {
+		return ws.Security.Over(base), nil
+	}
+	return base, nil
 }

@@ -1,6 +1,7 @@
-package projections
+package memory
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 )
 
 func TestModelPricingOverrideQueries(t *testing.T) {
-	m := NewMemory(domain.NewRegistry())
+	m := New(domain.NewRegistry())
 	prices := domain.ModelPrices{RequestToken: &domain.TokenPrice{Price: 0.0002}}
 	set := func(pos int, org, ws, provider, model string) string {
 		id := domain.ModelPricingOverrideID(org, ws, provider, model)
@@ -25,19 +26,26 @@ func TestModelPricingOverrideQueries(t *testing.T) {
 	set(2, "org", "ws-1", "openai", "gpt-4o")
 	set(3, "org-2", "", "openai", "gpt-4o")
 
-	o, ok := m.ModelPricingOverride("org", "", "OpenAI", "GPT-4o")
+	ctx := context.Background()
+	o, ok := m.Overrides().ModelPricingOverride("org", "", "OpenAI", "GPT-4o")
 	require.True(t, ok, "names match as the domain normalises them")
 	assert.Equal(t, orgWide, o.ID)
-	ws, ok := m.ModelPricingOverride("org", "ws-1", "openai", "gpt-4o")
+	ws, ok, err := m.ModelPricingOverride(ctx, "org", "ws-1", "openai", "gpt-4o")
+	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, "ws-1", ws.WorkspaceID)
-	_, ok = m.ModelPricingOverride("org", "ws-2", "openai", "gpt-4o")
+	_, ok = m.Overrides().ModelPricingOverride("org", "ws-2", "openai", "gpt-4o")
 	assert.False(t, ok, "a workspace without its own override has none here")
-	assert.Len(t, m.ModelPricingOverrides("org"), 2)
+	all, err := m.ModelPricingOverrides(ctx, "org")
+	require.NoError(t, err)
+	assert.Len(t, all, 2)
 
 	require.NoError(t, m.Apply(recorded(t, 4, domain.Stream(domain.ModelPricingPrefix, orgWide),
 		domain.ModelPricingOverrideRemoved{OverrideID: orgWide, At: time.Now()})))
-	_, ok = m.ModelPricingOverride("org", "", "openai", "gpt-4o")
+	_, ok, err = m.ModelPricingOverride(ctx, "org", "", "openai", "gpt-4o")
+	require.NoError(t, err)
 	assert.False(t, ok, "a removed override is not in force")
-	assert.Len(t, m.ModelPricingOverrides("org"), 1)
+	all, err = m.ModelPricingOverrides(ctx, "org")
+	require.NoError(t, err)
+	assert.Len(t, all, 1)
 }

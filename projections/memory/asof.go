@@ -1,4 +1,4 @@
-package projections
+package memory
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/projections"
 )
 
 // PastReader is what AsOf reads of the event store.
@@ -28,7 +29,7 @@ const asOfBatch = 1000
 // a later event was recorded by at (a clock stepped back between them) is folded again from
 // its own stream afterwards, so no event is held in memory beyond its batch.
 func AsOf(ctx context.Context, store PastReader, reg *domain.Registry, at time.Time) (*Model, time.Time, error) {
-	m := NewMemory(reg, MemoryOptions{NoAudit: true})
+	m := New(reg, Options{NoAudit: true})
 	var last time.Time
 	skipped := map[string]bool{}  // streams with an event recorded after at
 	refold := map[string]uint64{} // streams to fold again, up to this revision
@@ -63,7 +64,7 @@ func AsOf(ctx context.Context, store PastReader, reg *domain.Registry, at time.T
 		if err != nil {
 			return nil, time.Time{}, fmt.Errorf("projections: as of %s: %s: %w", at.UTC().Format(time.RFC3339Nano), stream, err)
 		}
-		prefix, id := splitStream(stream)
+		prefix, id := projections.SplitStream(stream)
 		delete(m.byPrefix[prefix], id)
 		for _, rec := range recs {
 			if rec.Revision > upto {
@@ -84,7 +85,7 @@ func (m *Model) foldPast(rec eventstore.RecordedEvent) error {
 	if err != nil {
 		return fmt.Errorf("projections: event %s at position %d (%s): %w", rec.ID, rec.Position, rec.Type, err)
 	}
-	prefix, id := splitStream(rec.Stream)
+	prefix, id := projections.SplitStream(rec.Stream)
 	agg, known := m.byPrefix[prefix][id]
 	if !known {
 		fresh, ok := m.reg.NewAggregate(rec.Stream)

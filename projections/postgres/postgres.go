@@ -1,4 +1,4 @@
-package projections
+package postgres
 
 import (
 	"context"
@@ -13,12 +13,18 @@ import (
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/migrations"
+	"github.com/causeway/causeway/projections"
 )
 
-// pgBackend keeps a read model in PostgreSQL (migrations/postgres/0002): each aggregate as the
-// JSON of its folded state in rm_documents, the audit log in rm_audit, and the checkpoint in
-// rm_checkpoints, all written in one transaction per batch of events.
-type pgBackend struct {
+// Model is the server mode's read model, shared by every process: each aggregate as the JSON
+// of its folded state in rm_documents, the audit log in rm_audit, and the checkpoint in
+// rm_checkpoints (migrations/postgres/0002), all written in one transaction per batch of
+// events, folded by projections.Fold as the in-memory model folds them. Its reads are the
+// shared projections.Queries over those documents; a read that fails answers an error
+// wrapping projections.ErrUnavailable, never "not found".
+type Model struct {
+	projections.Queries
+
 	pool *pgxpool.Pool
 	reg  *domain.Registry
 	name string
@@ -29,36 +35,87 @@ type pgBackend struct {
 	beforeCheckpoint func() error
 }
 
-// NewPostgres returns the PostgreSQL read model on pool (its schema from migrations/postgres,
-// applied here), whose projection is called name. Its checkpoint starts at Start.
-func NewPostgres(ctx context.Context, pool *pgxpool.Pool, reg *domain.Registry, name string) (*Model, error) {
-	return newPostgresOn(ctx, pool, reg, name, "rm_documents", "rm_audit")
+var _ projections.ReadModel = (*Model)(nil)
+
+// New returns the PostgreSQL read model on pool (its schema from migrations/postgres, applied
+// here), whose projection is called name. Its checkpoint starts at Start.
+func New(ctx context.Context, pool *pgxpool.Pool, reg *domain.Registry, name string) (*Model, error) {
+	return newOn(ctx, pool, reg, name, "rm_documents", "rm_audit")
 }
 
-func newPostgresOn(ctx context.Context, pool *pgxpool.Pool, reg *domain.Registry, name, documents, audit string) (*Model, error) {
+func newOn(ctx context.Context, pool *pgxpool.Pool, reg *domain.Registry, name, documents, audit string) (*Model, error) {
 	if err := migrations.ApplyPostgres(ctx, pool, migrations.Postgres); err != nil {
 		return nil, err
 	}
 	if _, err := pool.Exec(ctx, `INSERT INTO rm_checkpoints (name, position) VALUES ($1, 0) ON CONFLICT DO NOTHING`, name); err != nil {
 		return nil, fmt.Errorf("projections: checkpoint of %s: %w", name, err)
 	}
-	m := NewMemory(reg)
-	m.name = name
-	m.pg = &pgBackend{pool: pool, reg: reg, name: name, documents: documents, audit: audit}
+	m := &Model{pool: pool, reg: reg, name: name, documents: documents, audit: audit}
+	m.Queries = projections.Queries{Docs: m}
 	return m, nil
 }
 
 // SetBeforeCheckpoint installs a fault between a batch's rows and its checkpoint (tests).
-func SetBeforeCheckpoint(m *Model, f func() error) { m.pg.beforeCheckpoint = f }
+func SetBeforeCheckpoint(m *Model, f func() error) { m.beforeCheckpoint = f }
 
-func (b *pgBackend) checkpoint(ctx context.Context) (eventstore.Position, error) {
+// Name is the projection's name, its checkpoint key.
+func (m *Model) Name() string { return m.name }
+
+// Checkpoint is the stored checkpoint, which any process's runner may advance.
+func (m *Model) Checkpoint(ctx context.Context) (eventstore.Position, error) {
+	pos, err := m.checkpoint(ctx)
+	if err != nil {
+		return 0, unavailable(err)
+	}
+	return pos, nil
+}
+
+// Position is the stored checkpoint, or Start when it cannot be read.
+func (m *Model) Position() eventstore.Position {
+	pos, _ := m.checkpoint(context.Background())
+	return pos
+}
+
+// WaitFor returns once the model has folded in the event at pos, or ctx ends: the
+// read-your-writes wait of every admin write.
+func (m *Model) WaitFor(ctx context.Context, pos eventstore.Position) error {
+	return m.waitFor(ctx, pos)
+}
+
+// ApplyBatch folds a batch into the model in one transaction with the checkpoint.
+func (m *Model) ApplyBatch(ctx context.Context, from eventstore.Position, batch []eventstore.RecordedEvent) error {
+	return m.applyBatch(ctx, from, batch)
+}
+
+// View calls fn with the fresh aggregate of prefix and id, if there is one (Documents).
+func (m *Model) View(ctx context.Context, prefix, id string, fn func(domain.Aggregate)) (bool, error) {
+	return m.view(ctx, prefix, id, fn)
+}
+
+// Scan calls fn with every aggregate of prefix (Documents).
+func (m *Model) Scan(ctx context.Context, prefix string, fn func(domain.Aggregate)) error {
+	return m.scan(ctx, prefix, fn)
+}
+
+// AuditRecords returns the records f selects from the offset-th on, at most limit of them (0:
+// all), in f's order, and how many f selects in all.
+func (m *Model) AuditRecords(ctx context.Context, f projections.AuditFilter, offset, limit int) ([]projections.AuditRecord, int, error) {
+	return m.auditRecords(ctx, f, offset, limit)
+}
+
+// AuditRecord returns one record by its event id.
+func (m *Model) AuditRecord(ctx context.Context, orgID, id string) (projections.AuditRecord, bool, error) {
+	return m.auditRecord(ctx, orgID, id)
+}
+
+func (b *Model) checkpoint(ctx context.Context) (eventstore.Position, error) {
 	var pos int64
 	err := b.pool.QueryRow(ctx, `SELECT position FROM rm_checkpoints WHERE name = $1`, b.name).Scan(&pos)
 	return eventstore.Position(pos), err
 }
 
 // waitFor polls the checkpoint, which any process's runner may advance.
-func (b *pgBackend) waitFor(ctx context.Context, pos eventstore.Position) error {
+func (b *Model) waitFor(ctx context.Context, pos eventstore.Position) error {
 	// Start polling fast (a projector writes a batch in about a millisecond) and back off.
 	delay := 250 * time.Microsecond
 	for {
@@ -78,7 +135,7 @@ func (b *pgBackend) waitFor(ctx context.Context, pos eventstore.Position) error 
 	}
 }
 
-func (b *pgBackend) decode(prefix, id string, doc []byte) (domain.Aggregate, error) {
+func (b *Model) decode(prefix, id string, doc []byte) (domain.Aggregate, error) {
 	agg, ok := b.reg.NewAggregate(prefix + "-" + id)
 	if !ok {
 		return nil, fmt.Errorf("projections: no aggregate for %s", prefix)
@@ -89,26 +146,29 @@ func (b *pgBackend) decode(prefix, id string, doc []byte) (domain.Aggregate, err
 	return agg, nil
 }
 
-// view and scan read documents. A read that fails answers as if nothing were there; the
-// failure shows in health (the database check), and reads never see half a write.
-func (b *pgBackend) view(prefix, id string, fn func(domain.Aggregate)) bool {
+// view and scan read documents. A read that fails answers an error wrapping projections.ErrUnavailable,
+// never "not found"; reads never see half a write.
+func (b *Model) view(ctx context.Context, prefix, id string, fn func(domain.Aggregate)) (bool, error) {
 	var doc []byte
-	err := b.pool.QueryRow(context.Background(), `SELECT doc FROM `+b.documents+` WHERE kind = $1 AND id = $2`, prefix, id).Scan(&doc)
+	err := b.pool.QueryRow(ctx, `SELECT doc FROM `+b.documents+` WHERE kind = $1 AND id = $2`, prefix, id).Scan(&doc)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
 	if err != nil {
-		return false
+		return false, unavailable(err)
 	}
 	agg, err := b.decode(prefix, id, doc)
 	if err != nil {
-		return false
+		return false, err
 	}
 	fn(agg)
-	return true
+	return true, nil
 }
 
-func (b *pgBackend) scan(prefix string, fn func(domain.Aggregate)) {
-	rows, err := b.pool.Query(context.Background(), `SELECT id, doc FROM `+b.documents+` WHERE kind = $1`, prefix)
+func (b *Model) scan(ctx context.Context, prefix string, fn func(domain.Aggregate)) error {
+	rows, err := b.pool.Query(ctx, `SELECT id, doc FROM `+b.documents+` WHERE kind = $1`, prefix)
 	if err != nil {
-		return
+		return unavailable(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -116,18 +176,29 @@ func (b *pgBackend) scan(prefix string, fn func(domain.Aggregate)) {
 			id  string
 			doc []byte
 		)
-		if rows.Scan(&id, &doc) != nil {
-			return
+		if err := rows.Scan(&id, &doc); err != nil {
+			return unavailable(err)
 		}
-		if agg, err := b.decode(prefix, id, doc); err == nil {
-			fn(agg)
+		agg, err := b.decode(prefix, id, doc)
+		if err != nil {
+			return err
 		}
+		fn(agg)
 	}
+	if err := rows.Err(); err != nil {
+		return unavailable(err)
+	}
+	return nil
+}
+
+// unavailable marks a failed read as the read model's unavailability.
+func unavailable(err error) error {
+	return fmt.Errorf("%w: postgres: %w", projections.ErrUnavailable, err)
 }
 
 // applyBatch folds batch (all after from, in order) in one transaction: rows and checkpoint
 // together, the checkpoint by compare-and-set from from.
-func (b *pgBackend) applyBatch(ctx context.Context, from eventstore.Position, batch []eventstore.RecordedEvent) error {
+func (b *Model) applyBatch(ctx context.Context, from eventstore.Position, batch []eventstore.RecordedEvent) error {
 	if len(batch) == 0 {
 		return nil
 	}
@@ -139,7 +210,7 @@ func (b *pgBackend) applyBatch(ctx context.Context, from eventstore.Position, ba
 			return err
 		}
 		if eventstore.Position(cp) != from {
-			return ErrCheckpointMoved
+			return projections.ErrCheckpointMoved
 		}
 		docs, err := b.load(ctx, tx, batch)
 		if err != nil {
@@ -148,7 +219,7 @@ func (b *pgBackend) applyBatch(ctx context.Context, from eventstore.Position, ba
 		changed := map[string]eventstore.Position{}
 		audits := make([][]any, 0, len(batch))
 		for _, rec := range batch {
-			agg, audit, err := fold(b.reg, docs[rec.Stream], rec)
+			agg, audit, err := projections.Fold(b.reg, docs[rec.Stream], rec)
 			if err != nil {
 				return fmt.Errorf("event %s at position %d (%s): %w", rec.ID, rec.Position, rec.Type, err)
 			}
@@ -159,8 +230,8 @@ func (b *pgBackend) applyBatch(ctx context.Context, from eventstore.Position, ba
 		}
 		upserts := &pgx.Batch{}
 		for stream, pos := range changed {
-			prefix, id := splitStream(stream)
-			doc := mustJSON(docs[stream])
+			prefix, id := projections.SplitStream(stream)
+			doc := projections.MustJSON(docs[stream])
 			var cols struct {
 				OrganisationID string `json:"organisation_id"`
 				WorkspaceID    string `json:"workspace_id"`
@@ -190,14 +261,14 @@ func (b *pgBackend) applyBatch(ctx context.Context, from eventstore.Position, ba
 			return err
 		}
 		if tag.RowsAffected() != 1 {
-			return ErrCheckpointMoved
+			return projections.ErrCheckpointMoved
 		}
 		return nil
 	})
 }
 
 // load reads the documents of the streams a batch touches, by stream name.
-func (b *pgBackend) load(ctx context.Context, tx pgx.Tx, batch []eventstore.RecordedEvent) (map[string]domain.Aggregate, error) {
+func (b *Model) load(ctx context.Context, tx pgx.Tx, batch []eventstore.RecordedEvent) (map[string]domain.Aggregate, error) {
 	var kinds, ids []string
 	seen := map[string]bool{}
 	for _, rec := range batch {
@@ -205,7 +276,7 @@ func (b *pgBackend) load(ctx context.Context, tx pgx.Tx, batch []eventstore.Reco
 			continue
 		}
 		seen[rec.Stream] = true
-		prefix, id := splitStream(rec.Stream)
+		prefix, id := projections.SplitStream(rec.Stream)
 		kinds, ids = append(kinds, prefix), append(ids, id)
 	}
 	rows, err := tx.Query(ctx, `SELECT d.kind, d.id, d.doc FROM `+b.documents+` d
@@ -236,10 +307,10 @@ var auditColumns = []string{"position", "id", "recorded_at", "action", "resource
 	"actor_type", "organisation_id", "workspace_id", "request_id", "client_ip", "user_agent", "method", "uri",
 	"response_status_code", "details", "before", "after"}
 
-func auditRow(r AuditRecord) []any {
+func auditRow(r projections.AuditRecord) []any {
 	var details any
 	if r.Details != nil {
-		details = mustJSON(r.Details)
+		details = projections.MustJSON(r.Details)
 	}
 	return []any{int64(r.Position), r.ID, r.Timestamp, r.Action, r.ResourceType, r.ResourceID, r.ActorID, r.ActorType,
 		r.OrganisationID, r.WorkspaceID, r.RequestID, r.ClientIP, r.UserAgent, r.Method, r.URI, r.StatusCode,
@@ -252,7 +323,7 @@ const auditSelect = `SELECT position, id, recorded_at, action, resource_type, re
 
 // auditRecords is AuditRecords in SQL: the same selection as AuditFilter.keep, in the
 // filter's order of positions, a page of it and the count of all.
-func (b *pgBackend) auditRecords(ctx context.Context, f AuditFilter, offset, limit int) ([]AuditRecord, int, error) {
+func (b *Model) auditRecords(ctx context.Context, f projections.AuditFilter, offset, limit int) ([]projections.AuditRecord, int, error) {
 	ts := func(t time.Time) any {
 		if t.IsZero() {
 			return nil
@@ -261,7 +332,7 @@ func (b *pgBackend) auditRecords(ctx context.Context, f AuditFilter, offset, lim
 	}
 	var types []string
 	if f.ResourceType != "" {
-		types = storedSpellings(f.ResourceType)
+		types = projections.StoredSpellings(f.ResourceType)
 	}
 	where := `
 		WHERE (organisation_id = $1 OR (organisation_id = '' AND response_status_code >= 400))
@@ -275,7 +346,7 @@ func (b *pgBackend) auditRecords(ctx context.Context, f AuditFilter, offset, lim
 		f.Action, f.Method, f.StatusCode, f.RequestID, f.ClientIP}
 	var total int
 	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM `+b.audit+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("projections: audit log: %w", err)
+		return nil, 0, unavailable(fmt.Errorf("audit log: %w", err))
 	}
 	order := " ORDER BY position"
 	if f.NewestFirst {
@@ -286,37 +357,40 @@ func (b *pgBackend) auditRecords(ctx context.Context, f AuditFilter, offset, lim
 		page = fmt.Sprintf(" LIMIT %d", limit) + page
 	}
 	if offset >= total {
-		return []AuditRecord{}, total, nil
+		return []projections.AuditRecord{}, total, nil
 	}
 	rows, err := b.pool.Query(ctx, auditSelect+b.audit+where+order+page, args...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("projections: audit log: %w", err)
+		return nil, 0, unavailable(fmt.Errorf("audit log: %w", err))
 	}
 	out, err := scanAudit(rows)
 	if err != nil {
-		return nil, 0, fmt.Errorf("projections: audit log: %w", err)
+		return nil, 0, unavailable(fmt.Errorf("audit log: %w", err))
 	}
 	return out, total, nil
 }
 
-func (b *pgBackend) auditRecord(orgID, id string) (AuditRecord, bool) {
-	rows, err := b.pool.Query(context.Background(), auditSelect+b.audit+` WHERE id = $1 AND organisation_id = $2`, id, orgID)
+func (b *Model) auditRecord(ctx context.Context, orgID, id string) (projections.AuditRecord, bool, error) {
+	rows, err := b.pool.Query(ctx, auditSelect+b.audit+` WHERE id = $1 AND organisation_id = $2`, id, orgID)
 	if err != nil {
-		return AuditRecord{}, false
+		return projections.AuditRecord{}, false, unavailable(fmt.Errorf("audit log: %w", err))
 	}
 	out, err := scanAudit(rows)
-	if err != nil || len(out) == 0 {
-		return AuditRecord{}, false
+	if err != nil {
+		return projections.AuditRecord{}, false, unavailable(fmt.Errorf("audit log: %w", err))
 	}
-	return out[0], true
+	if len(out) == 0 {
+		return projections.AuditRecord{}, false, nil
+	}
+	return out[0], true, nil
 }
 
-func scanAudit(rows pgx.Rows) ([]AuditRecord, error) {
+func scanAudit(rows pgx.Rows) ([]projections.AuditRecord, error) {
 	defer rows.Close()
-	var out []AuditRecord
+	var out []projections.AuditRecord
 	for rows.Next() {
 		var (
-			r                      AuditRecord
+			r                      projections.AuditRecord
 			pos                    int64
 			details, before, after []byte
 		)
@@ -326,7 +400,7 @@ func scanAudit(rows pgx.Rows) ([]AuditRecord, error) {
 			return nil, err
 		}
 		r.Position, r.Timestamp = uint64(pos), r.Timestamp.UTC()
-		r.ResourceType = answeredResourceType(r.ResourceType)
+		r.ResourceType = projections.AnsweredResourceType(r.ResourceType)
 		r.Before, r.After = rawOrNull(before), rawOrNull(after)
 		if len(details) > 0 {
 			_ = json.Unmarshal(details, &r.Details)
@@ -342,7 +416,3 @@ func rawOrNull(b []byte) json.RawMessage {
 	}
 	return b
 }
-
-// ErrCheckpointMoved: another runner advanced the projection since this batch was read; the
-// batch was rolled back and the runner resumes from the new checkpoint.
-var ErrCheckpointMoved = errors.New("projections: checkpoint moved: another runner advanced this projection")

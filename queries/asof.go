@@ -1,4 +1,4 @@
-package commands
+package queries
 
 import (
 	"context"
@@ -12,14 +12,14 @@ import (
 )
 
 // asOfStore is the event store as it stood at an instant: a stream read ends with the last
-// event recorded at or before it. It lets load fold the past exactly as it folds the present,
-// and it refuses appends, because the past is read-only.
+// event recorded at or before it. It lets a past read fold the past exactly as the present is
+// folded, and it refuses appends, because the past is read-only.
 type asOfStore struct {
-	store EventStore
+	store Events
 	at    time.Time
 }
 
-var errPastIsReadOnly = errors.New("commands: a store read as of an instant cannot be appended to")
+var errPastIsReadOnly = errors.New("queries: a store read as of an instant cannot be appended to")
 
 func (s asOfStore) Append(context.Context, string, eventstore.ExpectedRevision, ...eventstore.EventData) (eventstore.AppendResult, error) {
 	return eventstore.AppendResult{}, errPastIsReadOnly
@@ -29,7 +29,7 @@ func (s asOfStore) Append(context.Context, string, eventstore.ExpectedRevision, 
 // only meaningful from a stream's first event.
 func (s asOfStore) ReadStream(ctx context.Context, stream string, dir eventstore.Direction, from uint64, max int) ([]eventstore.RecordedEvent, error) {
 	if dir != eventstore.Forwards || from != 0 || max != 0 {
-		return nil, fmt.Errorf("commands: a store read as of an instant reads whole streams forwards, not %s from %d", dir, from)
+		return nil, fmt.Errorf("queries: a store read as of an instant reads whole streams forwards, not %s from %d", dir, from)
 	}
 	recs, err := s.store.ReadStream(ctx, stream, dir, from, max)
 	if err != nil {
@@ -53,25 +53,43 @@ func recordedBy(recs []eventstore.RecordedEvent, at time.Time) int {
 // LoadAsOf folds a stream into a fresh aggregate up to and including the last event recorded
 // at or before at: the resource as it was then. It returns the position of that event, and
 // false when the stream had no events by then.
-func LoadAsOf[A domain.Aggregate](ctx context.Context, d Deps, stream string, newAgg func() A, at time.Time) (A, eventstore.Position, bool, error) {
-	agg, last, ok, err := LoadAsOfEvent(ctx, d, stream, newAgg, at)
+func LoadAsOf[A domain.Aggregate](ctx context.Context, q *Queries, stream string, newAgg func() A, at time.Time) (A, eventstore.Position, bool, error) {
+	agg, last, ok, err := LoadAsOfEvent(ctx, q, stream, newAgg, at)
 	return agg, last.Position, ok, err
 }
 
 // LoadAsOfEvent is LoadAsOf returning the whole last event folded, whose RecordedAt says
 // since when the state has been as returned.
-func LoadAsOfEvent[A domain.Aggregate](ctx context.Context, d Deps, stream string, newAgg func() A, at time.Time) (A, eventstore.RecordedEvent, bool, error) {
+func LoadAsOfEvent[A domain.Aggregate](ctx context.Context, q *Queries, stream string, newAgg func() A, at time.Time) (A, eventstore.RecordedEvent, bool, error) {
 	agg := newAgg()
-	if err := d.check(); err != nil {
+	if err := q.check(); err != nil {
 		return agg, eventstore.RecordedEvent{}, false, err
 	}
-	past := d
-	past.Store = asOfStore{store: d.Store, at: at}
-	_, recs, err := load(ctx, past, stream, agg)
+	recs, err := fold(ctx, q.Registry, asOfStore{store: q.Events, at: at}, stream, agg)
 	if err != nil || len(recs) == 0 {
 		return agg, eventstore.RecordedEvent{}, false, err
 	}
 	return agg, recs[len(recs)-1], true, nil
+}
+
+// fold folds a whole stream into agg and returns its events; a stream that does not exist
+// folds nothing.
+func fold(ctx context.Context, reg *domain.Registry, store Events, stream string, agg domain.Aggregate) ([]eventstore.RecordedEvent, error) {
+	recs, err := store.ReadStream(ctx, stream, eventstore.Forwards, 0, 0)
+	if errors.Is(err, eventstore.ErrStreamNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range recs {
+		ev, err := reg.Decode(rec.Type, rec.Data)
+		if err != nil {
+			return nil, err
+		}
+		agg.Apply(ev)
+	}
+	return recs, nil
 }
 
 // Change is one event of a resource's stream with the resource's JSON state before it (null
@@ -87,15 +105,15 @@ type Change struct {
 // describe accepts get their states encoded: a page of a long stream (a usage policy records
 // every request) costs one read, not one encoding per event. A stream with no events gives no
 // changes and a nil state.
-func History(ctx context.Context, d Deps, stream string, describe func(i int) bool) ([]Change, domain.Aggregate, error) {
-	if err := d.check(); err != nil {
+func (q *Queries) History(ctx context.Context, stream string, describe func(i int) bool) ([]Change, domain.Aggregate, error) {
+	if err := q.check(); err != nil {
 		return nil, nil, err
 	}
-	agg, ok := d.Registry.NewAggregate(stream)
+	agg, ok := q.Registry.NewAggregate(stream)
 	if !ok {
-		return nil, nil, fmt.Errorf("commands: no aggregate owns stream %s", stream)
+		return nil, nil, fmt.Errorf("queries: no aggregate owns stream %s", stream)
 	}
-	recs, err := d.Store.ReadStream(ctx, stream, eventstore.Forwards, 0, 0)
+	recs, err := q.Events.ReadStream(ctx, stream, eventstore.Forwards, 0, 0)
 	if errors.Is(err, eventstore.ErrStreamNotFound) || (err == nil && len(recs) == 0) {
 		return nil, nil, nil
 	}
@@ -104,7 +122,7 @@ func History(ctx context.Context, d Deps, stream string, describe func(i int) bo
 	}
 	out := make([]Change, len(recs))
 	for i, rec := range recs {
-		ev, err := d.Registry.Decode(rec.Type, rec.Data)
+		ev, err := q.Registry.Decode(rec.Type, rec.Data)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -132,7 +150,7 @@ func stateJSON(agg domain.Aggregate, none bool) (json.RawMessage, error) {
 	}
 	b, err := json.Marshal(agg)
 	if err != nil {
-		return nil, fmt.Errorf("commands: encode state: %w", err)
+		return nil, fmt.Errorf("queries: encode state: %w", err)
 	}
 	return b, nil
 }

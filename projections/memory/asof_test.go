@@ -1,4 +1,4 @@
-package projections_test
+package memory_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/projections"
+	"github.com/causeway/causeway/projections/memory"
 	"github.com/causeway/causeway/projections/projectionstest"
 )
 
@@ -39,18 +40,24 @@ func (es events) ReadStream(_ context.Context, stream string, _ eventstore.Direc
 }
 
 // lists is what a read model answers to the admin API's lists, as JSON.
-func lists(t *testing.T, m *projections.Model) map[string]string {
+func lists(t *testing.T, m projections.Reader) map[string]string {
 	t.Helper()
+	ctx := context.Background()
+	val := func(v any, err error) any {
+		t.Helper()
+		require.NoError(t, err)
+		return v
+	}
 	all := map[string]bool{domain.StatusActive: true, domain.StatusArchived: true}
 	out := map[string]string{}
 	for name, v := range map[string]any{
-		"workspaces":    m.Workspaces(projections.WorkspaceFilter{OrganisationID: projectionstest.Org, Statuses: all}),
-		"keys":          m.APIKeys(projections.KeyFilter{OrganisationID: projectionstest.Org}),
-		"users":         m.Users(projections.UserFilter{OrganisationID: projectionstest.Org}),
-		"rate limits":   m.RateLimitPolicies(projections.PolicyFilter{OrganisationID: projectionstest.Org, Statuses: all}),
-		"usage limits":  m.UsageLimitPolicies(projections.PolicyFilter{OrganisationID: projectionstest.Org, Statuses: all}, ""),
-		"notifications": m.Notifications(projections.NotificationFilter{OrganisationID: projectionstest.Org}),
-		"members":       m.WorkspaceMembers(projectionstest.Org, "ws-01"),
+		"workspaces":    val(m.Workspaces(ctx, projections.WorkspaceFilter{OrganisationID: projectionstest.Org, Statuses: all})),
+		"keys":          val(m.APIKeys(ctx, projections.KeyFilter{OrganisationID: projectionstest.Org})),
+		"users":         val(m.Users(ctx, projections.UserFilter{OrganisationID: projectionstest.Org})),
+		"rate limits":   val(m.RateLimitPolicies(ctx, projections.PolicyFilter{OrganisationID: projectionstest.Org, Statuses: all})),
+		"usage limits":  val(m.UsageLimitPolicies(ctx, projections.PolicyFilter{OrganisationID: projectionstest.Org, Statuses: all}, "")),
+		"notifications": val(m.Notifications(ctx, projections.NotificationFilter{OrganisationID: projectionstest.Org})),
+		"members":       val(m.WorkspaceMembers(ctx, projectionstest.Org, "ws-01")),
 	} {
 		raw, err := json.Marshal(v)
 		require.NoError(t, err)
@@ -99,24 +106,24 @@ func TestAsOfFoldsEachStreamUpToTheInstant(t *testing.T) {
 			last[e.Stream] = e.Revision
 		}
 	}
-	want := projections.NewMemory(reg)
+	want := memory.New(reg)
 	for _, e := range es {
 		if rev, ok := last[e.Stream]; ok && e.Revision <= rev {
 			require.NoError(t, want.Apply(e))
 		}
 	}
-	got, since, err := projections.AsOf(context.Background(), es, reg, at)
+	got, since, err := memory.AsOf(context.Background(), es, reg, at)
 	require.NoError(t, err)
 	assert.Equal(t, lists(t, want), lists(t, got))
 	assert.Equal(t, base.Add(time.Duration(half)*time.Second), since, "the last event recorded by the instant")
 
 	// After the last event, the past is the present.
-	live := projections.NewMemory(reg)
+	live := memory.New(reg)
 	projectionstest.Project(t, store, live)
-	now, _, err := projections.AsOf(context.Background(), store, reg, time.Now().Add(time.Hour))
+	now, _, err := memory.AsOf(context.Background(), store, reg, time.Now().Add(time.Hour))
 	require.NoError(t, err)
 	assert.Equal(t, lists(t, live), lists(t, now))
-	before, since, err := projections.AsOf(context.Background(), store, reg, time.Now().Add(-time.Hour))
+	before, since, err := memory.AsOf(context.Background(), store, reg, time.Now().Add(-time.Hour))
 	require.NoError(t, err)
 	assert.True(t, since.IsZero())
 	assert.Equal(t, "[]", lists(t, before)["workspaces"], "before the first event, nothing")

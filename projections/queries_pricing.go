@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"context"
 	"strings"
 
 	"github.com/causeway/causeway/domain"
@@ -8,20 +9,18 @@ import (
 
 // ModelPricingOverride returns the price override in force for provider's model in a
 // workspace (workspaceID empty: the organisation's own). Its id is derived from the names, so
-// this is one lookup, cheap enough for the gateway to make for every request it logs.
-func (m *Model) ModelPricingOverride(orgID, workspaceID, provider, model string) (domain.ModelPricingOverride, bool) {
-	if m.none(domain.ModelPricingPrefix) {
-		return domain.ModelPricingOverride{}, false
-	}
+// this is one lookup, cheap enough for the gateway to make for every request it logs (on the
+// in-memory model, memory.Model.Overrides).
+func (q Queries) ModelPricingOverride(ctx context.Context, orgID, workspaceID, provider, model string) (domain.ModelPricingOverride, bool, error) {
 	id := domain.ModelPricingOverrideID(orgID, workspaceID, provider, model)
-	o, ok := get[domain.ModelPricingOverride](m, domain.ModelPricingPrefix, id)
-	return o, ok && o.Active() && o.OrganisationID == orgID && o.WorkspaceID == workspaceID
+	o, ok, err := get[domain.ModelPricingOverride](ctx, q.Docs, domain.ModelPricingPrefix, id)
+	return o, ok && o.Active() && o.OrganisationID == orgID && o.WorkspaceID == workspaceID, err
 }
 
 // ModelPricingOverrides lists the overrides in force in an organisation, its own and its
 // workspaces', by provider and model.
-func (m *Model) ModelPricingOverrides(orgID string) []domain.ModelPricingOverride {
-	return all(m, domain.ModelPricingPrefix,
+func (q Queries) ModelPricingOverrides(ctx context.Context, orgID string) ([]domain.ModelPricingOverride, error) {
+	return all(ctx, q.Docs, domain.ModelPricingPrefix,
 		func(o *domain.ModelPricingOverride) bool { return o.Active() && o.OrganisationID == orgID },
 		func(a, b *domain.ModelPricingOverride) bool {
 			ka := a.Provider + "\x00" + strings.ToLower(a.Model) + "\x00" + a.WorkspaceID

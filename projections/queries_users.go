@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"context"
 	"sort"
 	"strings"
 	"time"
@@ -16,8 +17,8 @@ type UserFilter struct {
 }
 
 // Users lists the active users that f selects, newest first.
-func (m *Model) Users(f UserFilter) []domain.User {
-	return all(m, domain.UserPrefix, func(u *domain.User) bool {
+func (q Queries) Users(ctx context.Context, f UserFilter) ([]domain.User, error) {
+	return all(ctx, q.Docs, domain.UserPrefix, func(u *domain.User) bool {
 		return u.OrganisationID == f.OrganisationID && u.Exists() &&
 			(f.Email == "" || strings.EqualFold(u.Email, strings.TrimSpace(f.Email))) && (f.Role == "" || u.Role == f.Role)
 	}, newestFirst(func(u *domain.User) (time.Time, string) { return u.CreatedAt, u.ID }))
@@ -25,17 +26,20 @@ func (m *Model) Users(f UserFilter) []domain.User {
 
 // MemberWorkspaceIDs lists the workspaces of the organisation that userID is a member of,
 // sorted; archived workspaces keep their members and are listed too.
-func (m *Model) MemberWorkspaceIDs(orgID, userID string) []string {
+func (q Queries) MemberWorkspaceIDs(ctx context.Context, orgID, userID string) ([]string, error) {
 	out := []string{}
-	m.scan(domain.WorkspacePrefix, func(agg domain.Aggregate) {
+	err := q.Docs.Scan(ctx, domain.WorkspacePrefix, func(agg domain.Aggregate) {
 		if w, ok := agg.(*domain.Workspace); ok && w.OrganisationID == orgID {
 			if _, member := w.Members[userID]; member {
 				out = append(out, w.ID)
 			}
 		}
 	})
+	if err != nil {
+		return nil, err
+	}
 	sort.Strings(out)
-	return out
+	return out, nil
 }
 
 // InviteFilter selects invites. Statuses are as a reader at Now sees them (a pending invite
@@ -50,8 +54,8 @@ type InviteFilter struct {
 }
 
 // Invites lists the invites that f selects, newest first.
-func (m *Model) Invites(f InviteFilter) []domain.Invite {
-	return all(m, domain.InvitePrefix, func(i *domain.Invite) bool {
+func (q Queries) Invites(ctx context.Context, f InviteFilter) ([]domain.Invite, error) {
+	return all(ctx, q.Docs, domain.InvitePrefix, func(i *domain.Invite) bool {
 		return i.OrganisationID == f.OrganisationID &&
 			(f.Email == "" || strings.EqualFold(i.Email, strings.TrimSpace(f.Email))) && (f.Role == "" || i.Role == f.Role) &&
 			(f.Statuses == nil || f.Statuses[i.StatusAt(f.Now)]) && (f.Visible == nil || f.Visible(*i))
@@ -59,9 +63,9 @@ func (m *Model) Invites(f InviteFilter) []domain.Invite {
 }
 
 // Invite returns one invite of the organisation.
-func (m *Model) Invite(orgID, id string) (domain.Invite, bool) {
-	i, ok := get[domain.Invite](m, domain.InvitePrefix, id)
-	return i, ok && i.OrganisationID == orgID
+func (q Queries) Invite(ctx context.Context, orgID, id string) (domain.Invite, bool, error) {
+	i, ok, err := get[domain.Invite](ctx, q.Docs, domain.InvitePrefix, id)
+	return i, ok && i.OrganisationID == orgID, err
 }
 
 // NotificationFilter selects recorded notifications.
@@ -77,13 +81,13 @@ func (f NotificationFilter) keep(n *domain.Notification) bool {
 }
 
 // Notifications lists the notifications that f selects, newest first.
-func (m *Model) Notifications(f NotificationFilter) []domain.Notification {
-	return all(m, domain.NotificationPrefix, f.keep,
+func (q Queries) Notifications(ctx context.Context, f NotificationFilter) ([]domain.Notification, error) {
+	return all(ctx, q.Docs, domain.NotificationPrefix, f.keep,
 		newestFirst(func(n *domain.Notification) (time.Time, string) { return n.CreatedAt, n.ID }))
 }
 
 // Notification returns one notification that f selects.
-func (m *Model) Notification(f NotificationFilter, id string) (domain.Notification, bool) {
-	n, ok := get[domain.Notification](m, domain.NotificationPrefix, id)
-	return n, ok && f.keep(&n)
+func (q Queries) Notification(ctx context.Context, f NotificationFilter, id string) (domain.Notification, bool, error) {
+	n, ok, err := get[domain.Notification](ctx, q.Docs, domain.NotificationPrefix, id)
+	return n, ok && f.keep(&n), err
 }

@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"context"
 	"time"
 
 	"github.com/causeway/causeway/domain"
@@ -8,8 +9,8 @@ import (
 
 // The gateway's admin resources: integrations, managed providers (virtual keys included) and
 // saved configs. The admin API lists and reads them here; the gateway resolves @slug,
-// x-gateway-virtual-key and saved config ids with the same queries on its in-memory model.
-// Secrets stay sealed in what these return (domain.SealedCredential).
+// x-gateway-virtual-key and saved config ids from its own index (gateway.Index), which the
+// in-memory model feeds. Secrets stay sealed in what these return (domain.SealedCredential).
 
 // IntegrationFilter selects integrations in a list.
 type IntegrationFilter struct {
@@ -56,27 +57,23 @@ func (f IntegrationFilter) keep(i *domain.Integration) bool {
 }
 
 // Integrations lists the integrations that f selects, newest first.
-func (m *Model) Integrations(f IntegrationFilter) []domain.Integration {
-	return all(m, domain.IntegrationPrefix, f.keep,
+func (q Queries) Integrations(ctx context.Context, f IntegrationFilter) ([]domain.Integration, error) {
+	return all(ctx, q.Docs, domain.IntegrationPrefix, f.keep,
 		newestFirst(func(i *domain.Integration) (time.Time, string) { return i.CreatedAt, i.ID }))
 }
 
 // Integration returns an integration of the organisation by id, deleted or not.
-func (m *Model) Integration(orgID, id string) (domain.Integration, bool) {
-	i, ok := get[domain.Integration](m, domain.IntegrationPrefix, id)
-	return i, ok && i.OrganisationID == orgID
+func (q Queries) Integration(ctx context.Context, orgID, id string) (domain.Integration, bool, error) {
+	i, ok, err := get[domain.Integration](ctx, q.Docs, domain.IntegrationPrefix, id)
+	return i, ok && i.OrganisationID == orgID, err
 }
 
 // IntegrationBySlug returns the organisation's integration that holds slug now: a deleted
 // one has given its slug up.
-func (m *Model) IntegrationBySlug(orgID, slug string) (domain.Integration, bool) {
-	found := all(m, domain.IntegrationPrefix, func(i *domain.Integration) bool {
+func (q Queries) IntegrationBySlug(ctx context.Context, orgID, slug string) (domain.Integration, bool, error) {
+	return first(all(ctx, q.Docs, domain.IntegrationPrefix, func(i *domain.Integration) bool {
 		return i.OrganisationID == orgID && i.Slug == slug && i.Exists()
-	}, newestFirst(func(i *domain.Integration) (time.Time, string) { return i.CreatedAt, i.ID }))
-	if len(found) == 0 {
-		return domain.Integration{}, false
-	}
-	return found[0], true
+	}, newestFirst(func(i *domain.Integration) (time.Time, string) { return i.CreatedAt, i.ID })))
 }
 
 // ManagedProviderFilter selects providers in a list.
@@ -96,33 +93,36 @@ func (f ManagedProviderFilter) keep(p *domain.Provider) bool {
 }
 
 // ManagedProviders lists the providers that f selects, newest first.
-func (m *Model) ManagedProviders(f ManagedProviderFilter) []domain.Provider {
-	return all(m, domain.ProviderPrefix, f.keep,
+func (q Queries) ManagedProviders(ctx context.Context, f ManagedProviderFilter) ([]domain.Provider, error) {
+	return all(ctx, q.Docs, domain.ProviderPrefix, f.keep,
 		newestFirst(func(p *domain.Provider) (time.Time, string) { return p.CreatedAt, p.ID }))
 }
 
 // ManagedProvider returns a provider of the organisation by id, deleted or not.
-func (m *Model) ManagedProvider(orgID, id string) (domain.Provider, bool) {
-	p, ok := get[domain.Provider](m, domain.ProviderPrefix, id)
-	return p, ok && p.OrganisationID == orgID
+func (q Queries) ManagedProvider(ctx context.Context, orgID, id string) (domain.Provider, bool, error) {
+	p, ok, err := get[domain.Provider](ctx, q.Docs, domain.ProviderPrefix, id)
+	return p, ok && p.OrganisationID == orgID, err
 }
 
 // ManagedProviderBySlug returns the workspace's provider that holds slug now: what
 // `x-gateway-provider: @<slug>` and `x-gateway-virtual-key: <slug>` name.
-func (m *Model) ManagedProviderBySlug(orgID, workspaceID, slug string) (domain.Provider, bool) {
-	found := m.ManagedProvidersBySlug(orgID, slug)
+func (q Queries) ManagedProviderBySlug(ctx context.Context, orgID, workspaceID, slug string) (domain.Provider, bool, error) {
+	found, err := q.ManagedProvidersBySlug(ctx, orgID, slug)
+	if err != nil {
+		return domain.Provider{}, false, err
+	}
 	for _, p := range found {
 		if p.WorkspaceID == workspaceID {
-			return p, true
+			return p, true, nil
 		}
 	}
-	return domain.Provider{}, false
+	return domain.Provider{}, false, nil
 }
 
 // ManagedProvidersBySlug returns the organisation's live providers that hold slug, one per
 // workspace at most, newest first.
-func (m *Model) ManagedProvidersBySlug(orgID, slug string) []domain.Provider {
-	return all(m, domain.ProviderPrefix, func(p *domain.Provider) bool {
+func (q Queries) ManagedProvidersBySlug(ctx context.Context, orgID, slug string) ([]domain.Provider, error) {
+	return all(ctx, q.Docs, domain.ProviderPrefix, func(p *domain.Provider) bool {
 		return p.OrganisationID == orgID && p.Slug == slug && p.Exists()
 	}, newestFirst(func(p *domain.Provider) (time.Time, string) { return p.CreatedAt, p.ID }))
 }
@@ -135,29 +135,26 @@ type SavedConfigFilter struct {
 }
 
 // SavedConfigs lists the configs that f selects, newest first.
-func (m *Model) SavedConfigs(f SavedConfigFilter) []domain.SavedConfig {
-	return all(m, domain.SavedConfigPrefix, func(c *domain.SavedConfig) bool {
+func (q Queries) SavedConfigs(ctx context.Context, f SavedConfigFilter) ([]domain.SavedConfig, error) {
+	return all(ctx, q.Docs, domain.SavedConfigPrefix, func(c *domain.SavedConfig) bool {
 		return c.OrganisationID == f.OrganisationID && (f.WorkspaceIDs == nil || f.WorkspaceIDs[c.WorkspaceID]) && f.Statuses[c.Status]
 	}, newestFirst(func(c *domain.SavedConfig) (time.Time, string) { return c.CreatedAt, c.ID }))
 }
 
 // SavedConfig returns a config of the organisation by its id (deleted or not) or by the slug
 // it holds now; its Latest version is the one in force.
-func (m *Model) SavedConfig(orgID, ref string) (domain.SavedConfig, bool) {
-	if c, ok := get[domain.SavedConfig](m, domain.SavedConfigPrefix, ref); ok && c.OrganisationID == orgID {
-		return c, true
+func (q Queries) SavedConfig(ctx context.Context, orgID, ref string) (domain.SavedConfig, bool, error) {
+	c, ok, err := get[domain.SavedConfig](ctx, q.Docs, domain.SavedConfigPrefix, ref)
+	if err != nil || (ok && c.OrganisationID == orgID) {
+		return c, err == nil, err
 	}
-	found := all(m, domain.SavedConfigPrefix, func(c *domain.SavedConfig) bool {
+	return first(all(ctx, q.Docs, domain.SavedConfigPrefix, func(c *domain.SavedConfig) bool {
 		return c.OrganisationID == orgID && c.Slug == ref && c.Exists()
-	}, newestFirst(func(c *domain.SavedConfig) (time.Time, string) { return c.CreatedAt, c.ID }))
-	if len(found) == 0 {
-		return domain.SavedConfig{}, false
-	}
-	return found[0], true
+	}, newestFirst(func(c *domain.SavedConfig) (time.Time, string) { return c.CreatedAt, c.ID })))
 }
 
 // DefaultConfigID returns the id of the workspace's default config, or "".
-func (m *Model) DefaultConfigID(workspaceID string) string {
-	d, _ := get[domain.ConfigDefault](m, domain.ConfigDefaultPrefix, workspaceID)
-	return d.ConfigID
+func (q Queries) DefaultConfigID(ctx context.Context, workspaceID string) (string, error) {
+	d, _, err := get[domain.ConfigDefault](ctx, q.Docs, domain.ConfigDefaultPrefix, workspaceID)
+	return d.ConfigID, err
 }

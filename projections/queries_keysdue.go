@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"context"
 	"time"
 
 	"github.com/causeway/causeway/domain"
@@ -9,10 +10,13 @@ import (
 // KeysDue lists, across every organisation and by id, the keys the key worker must act on at
 // now: those whose expiry time has passed (expire), those whose scheduled rotation is due
 // (rotate), and those whose expiry or next rotation falls within the notice period (warn).
-func (m *Model) KeysDue(now time.Time) (expire, rotate, warn []domain.APIKey) {
-	keys := all(m, domain.APIKeyPrefix, func(k *domain.APIKey) bool {
+func (q Queries) KeysDue(ctx context.Context, now time.Time) (expire, rotate, warn []domain.APIKey, err error) {
+	keys, err := all(ctx, q.Docs, domain.APIKeyPrefix, func(k *domain.APIKey) bool {
 		return k.ExpiryDue(now) || k.RotationDue(now) || k.ExpiryNoticeDue(now) || k.RotationNoticeDue(now)
 	}, func(a, b *domain.APIKey) bool { return a.ID < b.ID })
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	for _, k := range keys {
 		if k.ExpiryDue(now) {
 			expire = append(expire, k)
@@ -25,5 +29,5 @@ func (m *Model) KeysDue(now time.Time) (expire, rotate, warn []domain.APIKey) {
 			warn = append(warn, k)
 		}
 	}
-	return expire, rotate, warn
+	return expire, rotate, warn, nil
 }

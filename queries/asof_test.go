@@ -1,8 +1,9 @@
-package commands
+package queries
 
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/eventstore/sqlite"
 )
 
 // recordedStore serves streams whose events were recorded at chosen instants, so that folds
@@ -48,14 +50,14 @@ func newAsOfPolicy() *domain.RateLimitPolicy { return &domain.RateLimitPolicy{} 
 func asOfValue(v float64) *float64 { return &v }
 
 // A policy created at t0 and changed at t1 (to 20) and t2 (to 30).
-func recordedPolicy(t *testing.T) (Deps, string, time.Time) {
+func recordedPolicy(t *testing.T) (*Queries, string, time.Time) {
 	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	store := &recordedStore{streams: map[string][]eventstore.RecordedEvent{}}
 	stream := domain.Stream(domain.RateLimitPolicyPrefix, "p-1")
 	store.record(t, stream, t0, domain.RateLimitPolicyCreated{PolicyID: "p-1", OrganisationID: "o-1", Type: "requests", Unit: "rpm", Value: 10, At: t0})
 	store.record(t, stream, t0.Add(time.Minute), domain.RateLimitPolicyUpdated{PolicyID: "p-1", Value: asOfValue(20), At: t0.Add(time.Minute)})
 	store.record(t, stream, t0.Add(2*time.Minute), domain.RateLimitPolicyUpdated{PolicyID: "p-1", Value: asOfValue(30), At: t0.Add(2 * time.Minute)})
-	return Deps{Store: store, Registry: domain.NewRegistry(), Now: func() time.Time { return t0 }}, stream, t0
+	return &Queries{Events: store, Registry: domain.NewRegistry()}, stream, t0
 }
 
 func TestLoadAsOfFoldsUpToTheInstant(t *testing.T) {
@@ -110,7 +112,7 @@ func TestLoadAsOfWithoutAStream(t *testing.T) {
 // last event recorded by the instant, and what precedes it is folded.
 func TestLoadAsOfAfterAClockStepBack(t *testing.T) {
 	d, stream, t0 := recordedPolicy(t)
-	store := d.Store.(*recordedStore)
+	store := d.Events.(*recordedStore)
 	store.streams[stream][1].RecordedAt = t0.Add(3 * time.Minute)
 	p, pos, ok, err := LoadAsOf(context.Background(), d, stream, newAsOfPolicy, t0.Add(2*time.Minute))
 	require.NoError(t, err)
@@ -120,13 +122,13 @@ func TestLoadAsOfAfterAClockStepBack(t *testing.T) {
 }
 
 func TestLoadAsOfNeedsDeps(t *testing.T) {
-	_, _, _, err := LoadAsOf(context.Background(), Deps{}, "ratelimitpolicy-x", newAsOfPolicy, time.Now())
+	_, _, _, err := LoadAsOf(context.Background(), &Queries{}, "ratelimitpolicy-x", newAsOfPolicy, time.Now())
 	require.Error(t, err)
 }
 
 func TestAsOfStoreIsReadOnlyAndReadsWholeStreams(t *testing.T) {
 	d, stream, t0 := recordedPolicy(t)
-	past := asOfStore{store: d.Store, at: t0}
+	past := asOfStore{store: d.Events, at: t0}
 	_, err := past.Append(context.Background(), stream, eventstore.Any)
 	require.ErrorIs(t, err, errPastIsReadOnly)
 	_, err = past.ReadStream(context.Background(), stream, eventstore.Backwards, eventstore.StreamEnd, 1)
@@ -138,18 +140,24 @@ func TestAsOfStoreIsReadOnlyAndReadsWholeStreams(t *testing.T) {
 // Over the real store, RecordedAt is the store's clock: instants taken between appends split
 // the history.
 func TestLoadAsOfOverTheEventStore(t *testing.T) {
-	d := testDeps(t)
-	ctx := WithRequest(context.Background(), Request{Actor: domain.System("o-1")})
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "events.db"))
+	require.NoError(t, err)
+	defer store.Close()
+	d := &Queries{Events: store, Registry: domain.NewRegistry()}
 	stream := domain.Stream(domain.RateLimitPolicyPrefix, "p-1")
 	var marks []time.Time
 	for i, ev := range []domain.Event{
-		domain.RateLimitPolicyCreated{PolicyID: "p-1", OrganisationID: "o-1", Type: "requests", Unit: "rpm", Value: 10, At: d.Now()},
-		domain.RateLimitPolicyUpdated{PolicyID: "p-1", Value: asOfValue(20), At: d.Now()},
-		domain.RateLimitPolicyUpdated{PolicyID: "p-1", Value: asOfValue(30), At: d.Now()},
+		domain.RateLimitPolicyCreated{PolicyID: "p-1", OrganisationID: "o-1", Type: "requests", Unit: "rpm", Value: 10, At: time.Now()},
+		domain.RateLimitPolicyUpdated{PolicyID: "p-1", Value: asOfValue(20), At: time.Now()},
+		domain.RateLimitPolicyUpdated{PolicyID: "p-1", Value: asOfValue(30), At: time.Now()},
 	} {
 		marks = append(marks, time.Now())
 		time.Sleep(20 * time.Millisecond)
-		_, err := appendEvents(ctx, d, stream, eventstore.Any, []domain.Event{ev})
+		data, err := json.Marshal(ev)
+		require.NoError(t, err, i)
+		_, err = store.Append(ctx, stream, eventstore.Any, eventstore.EventData{ID: uuid.New(), Type: ev.EventType(), Data: data,
+			Metadata: eventstore.Metadata{ActorID: "system", ActorKind: eventstore.ActorSystem, OrganisationID: "o-1"}})
 		require.NoError(t, err, i)
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -164,7 +172,7 @@ func TestLoadAsOfOverTheEventStore(t *testing.T) {
 
 func TestHistoryDescribesEachEventWithItsStates(t *testing.T) {
 	d, stream, _ := recordedPolicy(t)
-	changes, final, err := History(context.Background(), d, stream, nil)
+	changes, final, err := d.History(context.Background(), stream, nil)
 	require.NoError(t, err)
 	require.Len(t, changes, 3)
 	assert.Equal(t, float64(30), final.(*domain.RateLimitPolicy).Value)
@@ -182,7 +190,7 @@ func TestHistoryDescribesEachEventWithItsStates(t *testing.T) {
 
 func TestHistoryEncodesOnlyTheDescribedEvents(t *testing.T) {
 	d, stream, _ := recordedPolicy(t)
-	changes, final, err := History(context.Background(), d, stream, func(i int) bool { return i == 2 })
+	changes, final, err := d.History(context.Background(), stream, func(i int) bool { return i == 2 })
 	require.NoError(t, err)
 	require.Len(t, changes, 3, "every event is listed")
 	assert.Nil(t, changes[0].Before)
@@ -195,11 +203,11 @@ func TestHistoryEncodesOnlyTheDescribedEvents(t *testing.T) {
 
 func TestHistoryOfNothing(t *testing.T) {
 	d, _, _ := recordedPolicy(t)
-	changes, final, err := History(context.Background(), d, domain.Stream(domain.RateLimitPolicyPrefix, "none"), nil)
+	changes, final, err := d.History(context.Background(), domain.Stream(domain.RateLimitPolicyPrefix, "none"), nil)
 	require.NoError(t, err)
 	assert.Empty(t, changes)
 	assert.Nil(t, final)
 
-	_, _, err = History(context.Background(), d, "nosuchprefix-1", nil)
+	_, _, err = d.History(context.Background(), "nosuchprefix-1", nil)
 	require.Error(t, err, "a stream no aggregate owns has no history")
 }

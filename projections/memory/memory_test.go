@@ -1,4 +1,4 @@
-package projections
+package memory
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/eventstore/sqlite"
+	"github.com/causeway/causeway/projections"
 )
 
 func recorded(t *testing.T, pos eventstore.Position, stream string, ev domain.Event) eventstore.RecordedEvent {
@@ -25,13 +26,13 @@ func recorded(t *testing.T, pos eventstore.Position, stream string, ev domain.Ev
 }
 
 func TestMemoryFoldsOncePerPositionAndWaits(t *testing.T) {
-	m := NewMemory(domain.NewRegistry())
+	m := New(domain.NewRegistry())
 	stream := domain.Stream(domain.APIKeyPrefix, "k-1")
 	created := recorded(t, 1, stream, domain.APIKeyCreated{KeyID: "k-1", Name: "a", Type: domain.KeyOrganisationService,
 		OrganisationID: "org", Scopes: []string{"logs.view"}, Hash: domain.HashKey("secret-key"), Masked: "x", At: time.Now()})
 	require.NoError(t, m.Apply(created))
 	require.NoError(t, m.Apply(created), "a replayed event is skipped")
-	assert.Len(t, m.AuditLog(AuditFilter{OrganisationID: "org"}), 1, "and not recorded twice")
+	assert.Len(t, m.AuditLog(projections.AuditFilter{OrganisationID: "org"}), 1, "and not recorded twice")
 
 	actor, err := m.Authenticate("secret-key", time.Now())
 	require.NoError(t, err)
@@ -61,8 +62,8 @@ func TestMemoryStopsOnAnEventItCannotFold(t *testing.T) {
 	res, err := store.Append(ctx, "apikey-k", eventstore.Any, eventstore.EventData{ID: uuid.New(), Type: "ApiKeyDeleted", Data: json.RawMessage(`{}`)})
 	require.NoError(t, err)
 
-	m := NewMemory(domain.NewRegistry())
-	r := &Runner{Store: store, Projections: []Projection{m}, Retries: 2}
+	m := New(domain.NewRegistry())
+	r := &projections.Runner{Store: store, Projections: []projections.Projection{m}, Retries: 2}
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = r.Run(rctx) }()

@@ -1,4 +1,4 @@
-package projections
+package memory
 
 import "github.com/causeway/causeway/eventstore"
 

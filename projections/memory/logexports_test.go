@@ -1,6 +1,7 @@
-package projections
+package memory
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -9,12 +10,13 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/projections"
 )
 
 // Exports are listed per organisation and workspace, newest first; the worker's queue holds
 // the started and unfinished ones of every organisation, oldest start first.
 func TestLogExportQueries(t *testing.T) {
-	m := NewMemory(domain.NewRegistry())
+	m := New(domain.NewRegistry())
 	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	pos := 0
 	apply := func(id string, ev domain.Event) {
@@ -30,22 +32,27 @@ func TestLogExportQueries(t *testing.T) {
 	apply("b", domain.LogExportStarted{ExportID: "b", At: t0.Add(3 * time.Hour)})
 	apply("b", domain.LogExportCompleted{ExportID: "b", FileName: "b.jsonl", At: t0.Add(4 * time.Hour)})
 
-	ids := func(xs []domain.LogExport) []string {
+	ctx := context.Background()
+	ids := func(xs []domain.LogExport, err error) []string {
+		require.NoError(t, err)
 		out := []string{}
 		for _, x := range xs {
 			out = append(out, x.ID)
 		}
 		return out
 	}
-	assert.Equal(t, []string{"d", "b", "a"}, ids(m.LogExports(LogExportFilter{OrganisationID: "org"})))
-	assert.Equal(t, []string{"d", "a"}, ids(m.LogExports(LogExportFilter{OrganisationID: "org", WorkspaceIDs: map[string]bool{"ws-1": true}})))
-	assert.Equal(t, []string{"d", "c"}, ids(m.LogExportsInProgress()))
+	assert.Equal(t, []string{"d", "b", "a"}, ids(m.LogExports(ctx, projections.LogExportFilter{OrganisationID: "org"})))
+	assert.Equal(t, []string{"d", "a"}, ids(m.LogExports(ctx, projections.LogExportFilter{OrganisationID: "org", WorkspaceIDs: map[string]bool{"ws-1": true}})))
+	assert.Equal(t, []string{"d", "c"}, ids(m.LogExportsInProgress(ctx)))
 
-	x, ok := m.LogExport("org", "b")
+	x, ok, err := m.LogExport(ctx, "org", "b")
+	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, domain.ExportSuccess, x.Status)
-	_, ok = m.LogExport("org-2", "b")
+	_, ok, err = m.LogExport(ctx, "org-2", "b")
+	require.NoError(t, err)
 	assert.False(t, ok, "another organisation's export")
-	_, ok = m.LogExport("org", "zzz")
+	_, ok, err = m.LogExport(ctx, "org", "zzz")
+	require.NoError(t, err)
 	assert.False(t, ok)
 }
