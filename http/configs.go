@@ -259,13 +259,12 @@ func (a *Admin) registerConfigs(r *mux.Router, read GatewayResourceReader) {
 				"version_id": c.Latest().ID}}, nil
 		}))).Methods(http.MethodPut)
 
-	r.Handle("/configs/{slug}", on(write(a, a.Commands.ArchiveSavedConfig, scoped(fromPath, "configs.delete"),
-		func(_ *http.Request, c domain.SavedConfig, _ noBody) (commands.ArchiveSavedConfig, error) {
-			return commands.ArchiveSavedConfig{ConfigID: c.ID}, nil
+	r.Handle("/configs/{slug}", on(pathWrite(a, a.Commands.ArchiveSavedConfig, scoped(fromPath, "configs.delete"),
+		func(c domain.SavedConfig) commands.ArchiveSavedConfig {
+			return commands.ArchiveSavedConfig{ConfigID: c.ID}
 		},
-		func(_ *http.Request, c domain.SavedConfig, _ commands.ArchiveSavedConfig, _ commands.Result) (int, any, error) {
-			return http.StatusOK, map[string]any{"success": true, "data": map[string]string{"id": c.ID, "slug": c.Slug,
-				"status": domain.StatusArchived}}, nil
+		func(c domain.SavedConfig) any {
+			return map[string]any{"success": true, "data": map[string]string{"id": c.ID, "slug": c.Slug, "status": domain.StatusArchived}}
 		}))).Methods(http.MethodDelete)
 
 	r.Handle("/configs/{slug}/versions", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {

@@ -299,12 +299,12 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader) 
 			return http.StatusOK, integrationView(i, true), nil
 		}))).Methods(http.MethodPut)
 
-	r.Handle("/integrations/{slug}", on(write(a, a.Commands.ArchiveIntegration, scoped(bySlug, "integrations.delete"),
-		func(_ *http.Request, i domain.Integration, _ noBody) (commands.ArchiveIntegration, error) {
-			return commands.ArchiveIntegration{IntegrationID: i.ID}, nil
+	r.Handle("/integrations/{slug}", on(pathWrite(a, a.Commands.ArchiveIntegration, scoped(bySlug, "integrations.delete"),
+		func(i domain.Integration) commands.ArchiveIntegration {
+			return commands.ArchiveIntegration{IntegrationID: i.ID}
 		},
-		func(_ *http.Request, i domain.Integration, _ commands.ArchiveIntegration, _ commands.Result) (int, any, error) {
-			return http.StatusOK, map[string]string{"id": i.ID, "slug": i.Slug, "object": "integration", "status": domain.StatusArchived}, nil
+		func(i domain.Integration) any {
+			return map[string]string{"id": i.ID, "slug": i.Slug, "object": "integration", "status": domain.StatusArchived}
 		}))).Methods(http.MethodDelete)
 
 	r.Handle("/integrations/{slug}/workspaces", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {

@@ -237,21 +237,15 @@ func (a *Admin) registerLogExports(r *mux.Router) {
 			return http.StatusOK, exportAnswer(id, 0), nil
 		}))).Methods(http.MethodPut)
 
-	r.Handle("/logs/exports/{exportId}/start", writes(write(a, a.Commands.StartLogExport, logExportID,
-		func(_ *http.Request, id string, _ noBody) (commands.StartLogExport, error) {
-			return commands.StartLogExport{ExportID: id}, nil
-		},
-		func(*http.Request, string, commands.StartLogExport, commands.Result) (int, any, error) {
-			return http.StatusOK, map[string]string{"message": "export started", "object": "export"}, nil
-		}))).Methods(http.MethodPost)
+	r.Handle("/logs/exports/{exportId}/start", writes(pathWrite(a, a.Commands.StartLogExport, logExportID,
+		func(id string) commands.StartLogExport { return commands.StartLogExport{ExportID: id} },
+		func(string) any { return map[string]string{"message": "export started", "object": "export"} },
+	))).Methods(http.MethodPost)
 
-	r.Handle("/logs/exports/{exportId}/cancel", writes(write(a, a.Commands.CancelLogExport, logExportID,
-		func(_ *http.Request, id string, _ noBody) (commands.CancelLogExport, error) {
-			return commands.CancelLogExport{ExportID: id}, nil
-		},
-		func(*http.Request, string, commands.CancelLogExport, commands.Result) (int, any, error) {
-			return http.StatusOK, map[string]string{"message": "export cancelled", "object": "export"}, nil
-		}))).Methods(http.MethodPost)
+	r.Handle("/logs/exports/{exportId}/cancel", writes(pathWrite(a, a.Commands.CancelLogExport, logExportID,
+		func(id string) commands.CancelLogExport { return commands.CancelLogExport{ExportID: id} },
+		func(string) any { return map[string]string{"message": "export cancelled", "object": "export"} },
+	))).Methods(http.MethodPost)
 
 	r.Handle("/logs/exports/{exportId}/download", on(func(w http.ResponseWriter, r *http.Request, exports LogExportReader) (int, any, error) {
 		x, err := visible(r, exports)

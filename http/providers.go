@@ -305,12 +305,10 @@ func (a *Admin) registerProviders(r *mux.Router, read GatewayResourceReader) {
 			return http.StatusOK, v, err
 		}))).Methods(http.MethodPut)
 
-	r.Handle("/providers/{slug}", on(write(a, a.Commands.ArchiveProvider, scoped(find, "providers.delete"),
-		func(_ *http.Request, p domain.Provider, _ noBody) (commands.ArchiveProvider, error) {
-			return commands.ArchiveProvider{ProviderID: p.ID}, nil
-		},
-		func(_ *http.Request, p domain.Provider, _ commands.ArchiveProvider, _ commands.Result) (int, any, error) {
-			return http.StatusOK, map[string]string{"id": p.ID, "slug": p.Slug, "object": "provider", "status": domain.StatusArchived}, nil
+	r.Handle("/providers/{slug}", on(pathWrite(a, a.Commands.ArchiveProvider, scoped(find, "providers.delete"),
+		func(p domain.Provider) commands.ArchiveProvider { return commands.ArchiveProvider{ProviderID: p.ID} },
+		func(p domain.Provider) any {
+			return map[string]string{"id": p.ID, "slug": p.Slug, "object": "provider", "status": domain.StatusArchived}
 		}))).Methods(http.MethodDelete)
 }
 

@@ -121,12 +121,10 @@ func (a *Admin) registerRateLimitPolicies(r *mux.Router) {
 			return http.StatusOK, rateLimitPolicyView(p), nil
 		}))).Methods(http.MethodPut)
 
-	r.Handle("/policies/rate-limits/{id}", on(write(a, a.Commands.ArchiveRateLimitPolicy, rateLimitPolicyID,
-		func(_ *http.Request, id string, _ noBody) (commands.ArchiveRateLimitPolicy, error) {
-			return commands.ArchiveRateLimitPolicy{PolicyID: id}, nil
-		},
-		func(_ *http.Request, id string, _ commands.ArchiveRateLimitPolicy, _ commands.Result) (int, any, error) {
-			return http.StatusOK, map[string]string{"id": id, "object": "policy_rate_limits", "status": domain.StatusArchived}, nil
+	r.Handle("/policies/rate-limits/{id}", on(pathWrite(a, a.Commands.ArchiveRateLimitPolicy, rateLimitPolicyID,
+		func(id string) commands.ArchiveRateLimitPolicy { return commands.ArchiveRateLimitPolicy{PolicyID: id} },
+		func(id string) any {
+			return map[string]string{"id": id, "object": "policy_rate_limits", "status": domain.StatusArchived}
 		}))).Methods(http.MethodDelete)
 }
 

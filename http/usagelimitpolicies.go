@@ -225,12 +225,12 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 			return http.StatusOK, usageLimitPolicyView(p, false), nil
 		}))).Methods(http.MethodPut)
 
-	r.Handle("/policies/usage-limits/{id}", on(write(a, a.Commands.ArchiveUsageLimitPolicy, usageLimitPolicyID,
-		func(_ *http.Request, id string, _ noBody) (commands.ArchiveUsageLimitPolicy, error) {
-			return commands.ArchiveUsageLimitPolicy{PolicyID: id}, nil
+	r.Handle("/policies/usage-limits/{id}", on(pathWrite(a, a.Commands.ArchiveUsageLimitPolicy, usageLimitPolicyID,
+		func(id string) commands.ArchiveUsageLimitPolicy {
+			return commands.ArchiveUsageLimitPolicy{PolicyID: id}
 		},
-		func(_ *http.Request, id string, _ commands.ArchiveUsageLimitPolicy, _ commands.Result) (int, any, error) {
-			return http.StatusOK, map[string]string{"id": id, "object": "policy_usage_limits", "status": domain.StatusArchived}, nil
+		func(id string) any {
+			return map[string]string{"id": id, "object": "policy_usage_limits", "status": domain.StatusArchived}
 		}))).Methods(http.MethodDelete)
 
 	// The entities of a policy, archived ones included: their usage stays readable.

@@ -132,13 +132,10 @@ func (a *Admin) registerUsers(r *mux.Router) {
 			return http.StatusOK, v, err
 		}))).Methods(http.MethodPut)
 
-	r.Handle("/users/{id}", on(write(a, a.Commands.RemoveUser, userID,
-		func(_ *http.Request, id string, _ noBody) (commands.RemoveUser, error) {
-			return commands.RemoveUser{UserID: id}, nil
-		},
-		func(_ *http.Request, id string, _ commands.RemoveUser, _ commands.Result) (int, any, error) {
-			return http.StatusOK, map[string]any{"id": id, "object": "user", "deleted": true}, nil
-		}))).Methods(http.MethodDelete)
+	r.Handle("/users/{id}", on(pathWrite(a, a.Commands.RemoveUser, userID,
+		func(id string) commands.RemoveUser { return commands.RemoveUser{UserID: id} },
+		func(id string) any { return map[string]any{"id": id, "object": "user", "deleted": true} },
+	))).Methods(http.MethodDelete)
 }
 
 // inviteAnswer is the reference's Invite, with the status a reader sees now (a pending invite
@@ -315,13 +312,12 @@ func (a *Admin) registerInvites(r *mux.Router) {
 		return http.StatusOK, inviteView(i, a.Now()), nil
 	})).Methods(http.MethodGet)
 
-	r.Handle("/users/invites/{id}", on(write(a, a.Commands.CancelInvite, inviteID,
-		func(_ *http.Request, id string, _ noBody) (commands.CancelInvite, error) {
-			return commands.CancelInvite{InviteID: id}, nil
+	r.Handle("/users/invites/{id}", on(pathWrite(a, a.Commands.CancelInvite, inviteID,
+		func(id string) commands.CancelInvite { return commands.CancelInvite{InviteID: id} },
+		func(id string) any {
+			return map[string]any{"id": id, "object": "invite", "status": domain.InviteStatusCancelled}
 		},
-		func(_ *http.Request, id string, _ commands.CancelInvite, _ commands.Result) (int, any, error) {
-			return http.StatusOK, map[string]any{"id": id, "object": "invite", "status": domain.InviteStatusCancelled}, nil
-		}))).Methods(http.MethodDelete)
+	))).Methods(http.MethodDelete)
 
 	r.Handle("/users/invites/{id}/resend", on(write(a, a.Commands.ResendInvite, inviteID,
 		func(_ *http.Request, id string, _ noBody) (commands.ResendInvite, error) {

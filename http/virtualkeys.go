@@ -179,12 +179,12 @@ func (a *Admin) registerVirtualKeys(r *mux.Router, read GatewayResourceReader) {
 			return http.StatusOK, map[string]any{"success": true, "data": v}, err
 		}))).Methods(http.MethodPut)
 
-	r.Handle("/virtual-keys/{slug}", on(write(a, a.Commands.ArchiveProvider, scoped(find, "virtual_keys.delete"),
-		func(_ *http.Request, p domain.Provider, _ noBody) (commands.ArchiveProvider, error) {
-			return commands.ArchiveProvider{VirtualKey: true, ProviderID: p.ID}, nil
+	r.Handle("/virtual-keys/{slug}", on(pathWrite(a, a.Commands.ArchiveProvider, scoped(find, "virtual_keys.delete"),
+		func(p domain.Provider) commands.ArchiveProvider {
+			return commands.ArchiveProvider{VirtualKey: true, ProviderID: p.ID}
 		},
-		func(_ *http.Request, p domain.Provider, _ commands.ArchiveProvider, _ commands.Result) (int, any, error) {
-			return http.StatusOK, map[string]any{"success": true, "data": map[string]string{"id": p.ID, "slug": p.Slug, "status": domain.StatusArchived}}, nil
+		func(p domain.Provider) any {
+			return map[string]any{"success": true, "data": map[string]string{"id": p.ID, "slug": p.Slug, "status": domain.StatusArchived}}
 		}))).Methods(http.MethodDelete)
 }
 

@@ -102,3 +102,13 @@ func write[T, B, C any, R outcome](a *Admin, h commands.Handler[C, R],
 		return answer(r, target, c, res)
 	}
 }
+
+// pathWrite is a write that its path says all of: no body, the command made from what the path
+// names, and an answer from it too (an archive, a delete, a start).
+func pathWrite[T, C any, R outcome](a *Admin, h commands.Handler[C, R], at func(r *http.Request) (T, error),
+	command func(at T) C, answer func(at T) any,
+) handler {
+	return write(a, h, at,
+		func(_ *http.Request, t T, _ noBody) (C, error) { return command(t), nil },
+		func(_ *http.Request, t T, _ C, _ R) (int, any, error) { return http.StatusOK, answer(t), nil })
+}
