@@ -83,22 +83,16 @@ func (h createAPIKeyHandler) authorise(ctx context.Context, actor domain.Actor, 
 		}
 		c.WorkspaceID, c.UserID = "", ""
 	case c.Type == "workspace" && (c.SubType == "service" || c.SubType == "user"):
-		ws, err := targetWorkspace(actor, c.WorkspaceID)
-		if err != nil {
-			return "", err
-		}
-		c.WorkspaceID = ws
 		keyType, scope := domain.KeyWorkspaceService, "workspace_service_api_keys.create"
 		if c.SubType == "user" {
 			keyType, scope = domain.KeyWorkspaceUser, "workspace_user_api_keys.create"
 		}
-		if err := requireWorkspaceRole(actor, ws, domain.RoleManager, scope); err != nil {
-			return "", err
-		}
-		workspace, err := activeWorkspace(ctx, h.d, actor.OrganisationID, ws)
+		workspace, err := workspacePrelude(ctx, h.d, c.WorkspaceID, domain.RoleManager, scope)
 		if err != nil {
 			return "", err
 		}
+		ws := workspace.ID
+		c.WorkspaceID = ws
 		if keyType == domain.KeyWorkspaceUser {
 			if c.UserID == "" {
 				c.UserID = actor.UserID

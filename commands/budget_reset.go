@@ -19,14 +19,13 @@ type ResetBudgetUsageIfDue struct {
 
 type resetBudgetUsageIfDueHandler struct{ d Deps }
 
-func NewResetBudgetUsageIfDueHandler(d Deps) (resetBudgetUsageIfDueHandler, error) {
-	return resetBudgetUsageIfDueHandler{d}, d.check()
+// NewResetBudgetUsageIfDueHandler refuses missing dependencies. Only the scheduler resets a
+// budget (systemOnly).
+func NewResetBudgetUsageIfDueHandler(d Deps) (Handler[ResetBudgetUsageIfDue, Result], error) {
+	return authorised(systemOnly("only the scheduler resets a budget on its schedule"), resetBudgetUsageIfDueHandler{d}), d.check()
 }
 
 func (h resetBudgetUsageIfDueHandler) Handle(ctx context.Context, c ResetBudgetUsageIfDue) (Result, error) {
-	if RequestFrom(ctx).Actor.Kind != domain.ActorSystem {
-		return Result{}, forbidden("only the scheduler resets a budget on its schedule")
-	}
 	now := h.d.Now()
 	var (
 		res Result

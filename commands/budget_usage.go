@@ -27,8 +27,10 @@ type RecordBudgetUsage struct {
 
 type recordBudgetUsageHandler struct{ d Deps }
 
-func NewRecordBudgetUsageHandler(d Deps) (recordBudgetUsageHandler, error) {
-	return recordBudgetUsageHandler{d}, d.check()
+// NewRecordBudgetUsageHandler refuses missing dependencies. Only the gateway's usage
+// accounting reports usage (systemOnly).
+func NewRecordBudgetUsageHandler(d Deps) (Handler[RecordBudgetUsage, Result], error) {
+	return authorised(systemOnly("only the gateway's usage accounting reports budget usage"), recordBudgetUsageHandler{d}), d.check()
 }
 
 // Handle decides and appends the alerts, then records their notifications. An error with a
@@ -36,9 +38,6 @@ func NewRecordBudgetUsageHandler(d Deps) (recordBudgetUsageHandler, error) {
 // the same report again records the missing notifications (they are the alerts that end the
 // budget's stream) and nothing twice.
 func (h recordBudgetUsageHandler) Handle(ctx context.Context, c RecordBudgetUsage) (Result, error) {
-	if RequestFrom(ctx).Actor.Kind != domain.ActorSystem {
-		return Result{}, forbidden("only the gateway's usage accounting reports budget usage")
-	}
 	now := h.d.Now()
 	switch c.Kind {
 	case BudgetAPIKey, BudgetProvider:

@@ -23,23 +23,18 @@ type createSavedConfigHandler struct {
 	u URLChecker
 }
 
-// NewCreateSavedConfigHandler refuses missing dependencies.
-func NewCreateSavedConfigHandler(d Deps, u URLChecker) (createSavedConfigHandler, error) {
-	return createSavedConfigHandler{d, u}, checkURLDeps(d, u)
+// NewCreateSavedConfigHandler refuses missing dependencies. Managers of the workspace save
+// its configs (inWorkspace).
+func NewCreateSavedConfigHandler(d Deps, u URLChecker) (Handler[CreateSavedConfig, Result], error) {
+	h := createSavedConfigHandler{d, u}
+	return inWorkspace(d, domain.RoleManager, always[CreateSavedConfig]("configs.create"), h.decide), checkURLDeps(d, u)
 }
 
-func (h createSavedConfigHandler) Handle(ctx context.Context, c CreateSavedConfig) (Result, error) {
+func (c CreateSavedConfig) workspace() string { return c.WorkspaceID }
+
+func (h createSavedConfigHandler) decide(ctx context.Context, c CreateSavedConfig, ws *domain.Workspace) (Result, error) {
 	actor := RequestFrom(ctx).Actor
-	wsID, err := targetWorkspace(actor, c.WorkspaceID)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := requireWorkspaceRole(actor, wsID, domain.RoleManager, "configs.create"); err != nil {
-		return Result{}, err
-	}
-	if _, err := activeWorkspace(ctx, h.d, actor.OrganisationID, wsID); err != nil {
-		return Result{}, err
-	}
+	wsID := ws.ID
 	if err := checkConfigHosts(h.u, c.Config); err != nil {
 		return Result{}, err
 	}
@@ -52,9 +47,11 @@ func (h createSavedConfigHandler) Handle(ctx context.Context, c CreateSavedConfi
 	if _, err := (&domain.SavedConfig{}).Create(spec, now); err != nil {
 		return Result{}, err
 	}
-	if spec.Slug, err = reserveFirst(ctx, h.d, ConfigSlugReservation, actor.OrganisationID, id, "slug", candidates); err != nil {
+	slug, err := reserveFirst(ctx, h.d, ConfigSlugReservation, actor.OrganisationID, id, "slug", candidates)
+	if err != nil {
 		return Result{}, err
 	}
+	spec.Slug = slug
 	res, err := execute(ctx, h.d, domain.Stream(domain.SavedConfigPrefix, id), newSavedConfig,
 		func(sc *domain.SavedConfig) ([]domain.Event, error) { return sc.Create(spec, now) })
 	if err != nil {

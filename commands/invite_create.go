@@ -29,19 +29,18 @@ type createInviteHandler struct {
 }
 
 // NewCreateInviteHandler needs the server secret from which retried creates derive their token.
-func NewCreateInviteHandler(d Deps, secret []byte) (createInviteHandler, error) {
+// Only an actor that may invite at all goes further (authoriseInviter); what it may grant is
+// the decision's.
+func NewCreateInviteHandler(d Deps, secret []byte) (Handler[CreateInvite, CreatedInvite], error) {
 	if len(secret) < 32 {
 		return createInviteHandler{}, domain.Errorf(domain.CodeInternal, "commands: the server secret must be at least 32 bytes")
 	}
-	return createInviteHandler{d, secret}, d.check()
+	return authorised(needs(authoriseInviter, "create"), createInviteHandler{d, secret}), d.check()
 }
 
 func (h createInviteHandler) Handle(ctx context.Context, c CreateInvite) (CreatedInvite, error) {
 	req := RequestFrom(ctx)
 	actor := req.Actor
-	if err := authoriseInviter(actor, "create"); err != nil {
-		return CreatedInvite{}, err
-	}
 	id := NewID(ctx, "invite")
 	token := domain.NewInviteToken(id)
 	if req.IdempotencyKey != "" {

@@ -17,29 +17,19 @@ type CreateLogExport struct {
 
 type createLogExportHandler struct{ d Deps }
 
-// NewCreateLogExportHandler refuses missing dependencies.
-func NewCreateLogExportHandler(d Deps) (createLogExportHandler, error) {
-	return createLogExportHandler{d}, d.check()
+// NewCreateLogExportHandler refuses missing dependencies. The export is scoped to the actor's
+// organisation and to a workspace it reaches as a member at least: a workspace key's own,
+// whatever the body says (inWorkspace); the logs.export scope is checked before anything else.
+func NewCreateLogExportHandler(d Deps) (Handler[CreateLogExport, Result], error) {
+	h := createLogExportHandler{d}
+	return authorised(needs(requireScope, logExportScope),
+		inWorkspace(d, domain.RoleMember, always[CreateLogExport](logExportScope), h.decide)), d.check()
 }
 
-// Handle scopes the export to the actor's organisation and to a workspace it reaches: a
-// workspace key's own, whatever the body says.
-func (h createLogExportHandler) Handle(ctx context.Context, c CreateLogExport) (Result, error) {
+func (c CreateLogExport) workspace() string { return c.WorkspaceID }
+
+func (h createLogExportHandler) decide(ctx context.Context, c CreateLogExport, ws *domain.Workspace) (Result, error) {
 	actor := RequestFrom(ctx).Actor
-	if err := requireScope(actor, logExportScope); err != nil {
-		return Result{}, err
-	}
-	wsID, err := targetWorkspace(actor, c.WorkspaceID)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := requireWorkspaceRole(actor, wsID, domain.RoleMember, logExportScope); err != nil {
-		return Result{}, err
-	}
-	ws, err := activeWorkspace(ctx, h.d, actor.OrganisationID, wsID)
-	if err != nil {
-		return Result{}, err
-	}
 	if err := checkExportWorkspaceSlug(c.Filters, ws); err != nil {
 		return Result{}, err
 	}
@@ -50,7 +40,7 @@ func (h createLogExportHandler) Handle(ctx context.Context, c CreateLogExport) (
 	id := NewID(ctx, "logexport")
 	res, err := execute(ctx, h.d, domain.Stream(domain.LogExportPrefix, id), newLogExport,
 		func(x *domain.LogExport) ([]domain.Event, error) {
-			return x.Create(domain.CreateLogExport{ExportID: id, OrganisationID: actor.OrganisationID, WorkspaceID: wsID,
+			return x.Create(domain.CreateLogExport{ExportID: id, OrganisationID: actor.OrganisationID, WorkspaceID: ws.ID,
 				Filters: c.Filters, RequestedData: c.RequestedData, Format: c.Format, Description: c.Description,
 				CreatedBy: createdBy}, h.d.Now())
 		})

@@ -16,16 +16,14 @@ type RemoveModelPricing struct {
 
 type removeModelPricingHandler struct{ d Deps }
 
-// NewRemoveModelPricingHandler refuses missing dependencies.
-func NewRemoveModelPricingHandler(d Deps) (removeModelPricingHandler, error) {
-	return removeModelPricingHandler{d}, d.check()
+// NewRemoveModelPricingHandler refuses missing dependencies. Prices are set by organisation admins
+// (requireModelPricingAdmin).
+func NewRemoveModelPricingHandler(d Deps) (Handler[RemoveModelPricing, Result], error) {
+	return authorised(requireModelPricingAdmin, removeModelPricingHandler{d}), d.check()
 }
 
 func (h removeModelPricingHandler) Handle(ctx context.Context, c RemoveModelPricing) (Result, error) {
 	actor := RequestFrom(ctx).Actor
-	if err := requireModelPricingAdmin(actor); err != nil {
-		return Result{}, err
-	}
 	id := domain.ModelPricingOverrideID(actor.OrganisationID, strings.TrimSpace(c.WorkspaceID), c.Provider, c.Model)
 	res, err := execute(ctx, h.d, domain.Stream(domain.ModelPricingPrefix, id), newModelPricingOverride,
 		func(o *domain.ModelPricingOverride) ([]domain.Event, error) { return o.Remove(h.d.Now()) })

@@ -18,16 +18,14 @@ type SetModelPricing struct {
 
 type setModelPricingHandler struct{ d Deps }
 
-// NewSetModelPricingHandler refuses missing dependencies.
-func NewSetModelPricingHandler(d Deps) (setModelPricingHandler, error) {
-	return setModelPricingHandler{d}, d.check()
+// NewSetModelPricingHandler refuses missing dependencies. Prices are set by organisation admins
+// (requireModelPricingAdmin).
+func NewSetModelPricingHandler(d Deps) (Handler[SetModelPricing, Result], error) {
+	return authorised(requireModelPricingAdmin, setModelPricingHandler{d}), d.check()
 }
 
 func (h setModelPricingHandler) Handle(ctx context.Context, c SetModelPricing) (Result, error) {
 	actor := RequestFrom(ctx).Actor
-	if err := requireModelPricingAdmin(actor); err != nil {
-		return Result{}, err
-	}
 	wsID := strings.TrimSpace(c.WorkspaceID)
 	if wsID != "" {
 		if _, err := activeWorkspace(ctx, h.d, actor.OrganisationID, wsID); err != nil {

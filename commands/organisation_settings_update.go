@@ -15,15 +15,14 @@ type UpdateOrganisationSettings struct {
 
 type updateOrganisationSettingsHandler struct{ d Deps }
 
-func NewUpdateOrganisationSettingsHandler(d Deps) (updateOrganisationSettingsHandler, error) {
-	return updateOrganisationSettingsHandler{d}, d.check()
+// NewUpdateOrganisationSettingsHandler refuses missing dependencies. Organisation admins
+// change the settings with an organisation key (requireAdminKey).
+func NewUpdateOrganisationSettingsHandler(d Deps) (Handler[UpdateOrganisationSettings, Result], error) {
+	return authorised(needs(requireAdminKey, "organisations.update"), updateOrganisationSettingsHandler{d}), d.check()
 }
 
 func (h updateOrganisationSettingsHandler) Handle(ctx context.Context, c UpdateOrganisationSettings) (Result, error) {
 	actor := RequestFrom(ctx).Actor
-	if err := requireAdminKey(actor, "organisations.update"); err != nil {
-		return Result{}, err
-	}
 	res, err := execute(ctx, h.d, domain.Stream(domain.OrganisationPrefix, actor.OrganisationID),
 		func() *domain.Organisation { return &domain.Organisation{} },
 		func(o *domain.Organisation) ([]domain.Event, error) {

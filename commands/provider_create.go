@@ -35,10 +35,15 @@ type createProviderHandler struct {
 	u URLChecker
 }
 
-// NewCreateProviderHandler refuses missing dependencies.
-func NewCreateProviderHandler(d Deps, s Sealer, u URLChecker) (createProviderHandler, error) {
-	return createProviderHandler{d, s, u}, checkSecretDeps(d, s, u)
+// NewCreateProviderHandler refuses missing dependencies. Managers of the workspace create its
+// providers (inWorkspace).
+func NewCreateProviderHandler(d Deps, s Sealer, u URLChecker) (Handler[CreateProvider, Result], error) {
+	h := createProviderHandler{d, s, u}
+	scope := func(c CreateProvider) string { return providerScope(c.VirtualKey, "create") }
+	return inWorkspace(d, domain.RoleManager, scope, h.decide), checkSecretDeps(d, s, u)
 }
+
+func (c CreateProvider) workspace() string { return c.WorkspaceID }
 
 // providerScope is the scope of an action on providers: providers.* on /providers,
 // virtual_keys.* on the legacy /virtual-keys.
@@ -49,18 +54,9 @@ func providerScope(virtualKey bool, action string) string {
 	return "providers." + action
 }
 
-func (h createProviderHandler) Handle(ctx context.Context, c CreateProvider) (Result, error) {
+func (h createProviderHandler) decide(ctx context.Context, c CreateProvider, ws *domain.Workspace) (Result, error) {
 	actor := RequestFrom(ctx).Actor
-	wsID, err := targetWorkspace(actor, c.WorkspaceID)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := requireWorkspaceRole(actor, wsID, domain.RoleManager, providerScope(c.VirtualKey, "create")); err != nil {
-		return Result{}, err
-	}
-	if _, err := activeWorkspace(ctx, h.d, actor.OrganisationID, wsID); err != nil {
-		return Result{}, err
-	}
+	wsID := ws.ID
 	id := NewID(ctx, "provider")
 	spec := domain.CreateProvider{ProviderID: id, OrganisationID: actor.OrganisationID, WorkspaceID: wsID, Name: c.Name,
 		Note: c.Note, AIProviderID: c.AIProviderID, Key: c.Key, Configurations: c.Configurations, UsageLimits: c.UsageLimits,
@@ -92,9 +88,11 @@ func (h createProviderHandler) Handle(ctx context.Context, c CreateProvider) (Re
 	if _, err := (&domain.Provider{}).Create(spec, sealFor(h.s, stream), h.d.Now()); err != nil {
 		return Result{}, err
 	}
-	if spec.Slug, err = reserveFirst(ctx, h.d, ProviderSlugReservation, wsID, id, "slug", candidates); err != nil {
+	slug, err := reserveFirst(ctx, h.d, ProviderSlugReservation, wsID, id, "slug", candidates)
+	if err != nil {
 		return Result{}, err
 	}
+	spec.Slug = slug
 	res, err := writeProvider(ctx, h.d, h.s, spec)
 	if err != nil {
 		releaseAll(ctx, h.d, ProviderSlugReservation, map[string]string{wsID + "/" + spec.Slug: id})

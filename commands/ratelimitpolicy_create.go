@@ -19,28 +19,22 @@ type CreateRateLimitPolicy struct {
 
 type createRateLimitPolicyHandler struct{ d Deps }
 
-// NewCreateRateLimitPolicyHandler refuses missing dependencies.
-func NewCreateRateLimitPolicyHandler(d Deps) (createRateLimitPolicyHandler, error) {
-	return createRateLimitPolicyHandler{d}, d.check()
+// NewCreateRateLimitPolicyHandler refuses missing dependencies. Managers of the workspace
+// create its policies (inWorkspace).
+func NewCreateRateLimitPolicyHandler(d Deps) (Handler[CreateRateLimitPolicy, Result], error) {
+	h := createRateLimitPolicyHandler{d}
+	return inWorkspace(d, domain.RoleManager, always[CreateRateLimitPolicy]("policies.create"), h.decide), d.check()
 }
 
-func (h createRateLimitPolicyHandler) Handle(ctx context.Context, c CreateRateLimitPolicy) (Result, error) {
+func (c CreateRateLimitPolicy) workspace() string { return c.WorkspaceID }
+
+func (h createRateLimitPolicyHandler) decide(ctx context.Context, c CreateRateLimitPolicy, ws *domain.Workspace) (Result, error) {
 	actor := RequestFrom(ctx).Actor
-	wsID, err := targetWorkspace(actor, c.WorkspaceID)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := requireWorkspaceRole(actor, wsID, domain.RoleManager, "policies.create"); err != nil {
-		return Result{}, err
-	}
-	if _, err := activeWorkspace(ctx, h.d, actor.OrganisationID, wsID); err != nil {
-		return Result{}, err
-	}
 	id := NewID(ctx, "ratelimitpolicy")
 	res, err := execute(ctx, h.d, domain.Stream(domain.RateLimitPolicyPrefix, id), newRateLimitPolicy,
 		func(p *domain.RateLimitPolicy) ([]domain.Event, error) {
 			return p.Create(domain.CreateRateLimitPolicy{PolicyID: id, OrganisationID: actor.OrganisationID,
-				WorkspaceID: wsID, Name: c.Name, Conditions: c.Conditions, GroupBy: c.GroupBy, Type: c.Type,
+				WorkspaceID: ws.ID, Name: c.Name, Conditions: c.Conditions, GroupBy: c.GroupBy, Type: c.Type,
 				Unit: c.Unit, Value: c.Value}, h.d.Now())
 		})
 	res.ID = id

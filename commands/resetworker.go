@@ -29,9 +29,9 @@ type DueBudgetResets interface {
 type ResetWorker struct {
 	d          Deps
 	due        DueResets
-	policies   resetUsageLimitPolicyPeriodHandler
-	workspaces resetWorkspaceUsageHandler
-	budgets    resetBudgetUsageIfDueHandler
+	policies   Handler[ResetUsageLimitPolicyPeriod, Result]
+	workspaces Handler[ResetWorkspaceUsage, Result]
+	budgets    Handler[ResetBudgetUsageIfDue, Result]
 	// OnError, when set, hears the errors of Run's passes.
 	OnError func(error)
 }

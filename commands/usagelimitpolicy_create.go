@@ -21,28 +21,22 @@ type CreateUsageLimitPolicy struct {
 
 type createUsageLimitPolicyHandler struct{ d Deps }
 
-// NewCreateUsageLimitPolicyHandler refuses missing dependencies.
-func NewCreateUsageLimitPolicyHandler(d Deps) (createUsageLimitPolicyHandler, error) {
-	return createUsageLimitPolicyHandler{d}, d.check()
+// NewCreateUsageLimitPolicyHandler refuses missing dependencies. Managers of the workspace
+// create its policies (inWorkspace).
+func NewCreateUsageLimitPolicyHandler(d Deps) (Handler[CreateUsageLimitPolicy, Result], error) {
+	h := createUsageLimitPolicyHandler{d}
+	return inWorkspace(d, domain.RoleManager, always[CreateUsageLimitPolicy]("policies.create"), h.decide), d.check()
 }
 
-func (h createUsageLimitPolicyHandler) Handle(ctx context.Context, c CreateUsageLimitPolicy) (Result, error) {
+func (c CreateUsageLimitPolicy) workspace() string { return c.WorkspaceID }
+
+func (h createUsageLimitPolicyHandler) decide(ctx context.Context, c CreateUsageLimitPolicy, ws *domain.Workspace) (Result, error) {
 	actor := RequestFrom(ctx).Actor
-	wsID, err := targetWorkspace(actor, c.WorkspaceID)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := requireWorkspaceRole(actor, wsID, domain.RoleManager, "policies.create"); err != nil {
-		return Result{}, err
-	}
-	if _, err := activeWorkspace(ctx, h.d, actor.OrganisationID, wsID); err != nil {
-		return Result{}, err
-	}
 	id := NewID(ctx, "usagelimitpolicy")
 	res, err := execute(ctx, h.d, domain.Stream(domain.UsageLimitPolicyPrefix, id), newUsageLimitPolicy,
 		func(p *domain.UsageLimitPolicy) ([]domain.Event, error) {
 			return p.Create(domain.CreateUsageLimitPolicy{PolicyID: id, OrganisationID: actor.OrganisationID,
-				WorkspaceID: wsID, Name: c.Name, Conditions: c.Conditions, GroupBy: c.GroupBy, Type: c.Type,
+				WorkspaceID: ws.ID, Name: c.Name, Conditions: c.Conditions, GroupBy: c.GroupBy, Type: c.Type,
 				CreditLimit: c.CreditLimit, AlertThreshold: c.AlertThreshold, PeriodicReset: c.PeriodicReset,
 				PeriodicResetDays: c.PeriodicResetDays}, h.d.Now())
 		})

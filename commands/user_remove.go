@@ -23,18 +23,17 @@ type removeUserHandler struct {
 	memberships MembershipIndex
 }
 
-func NewRemoveUserHandler(d Deps, memberships MembershipIndex) (removeUserHandler, error) {
+// NewRemoveUserHandler refuses missing dependencies. Users are managed by the organisation's
+// owners and admins (requireUserManager).
+func NewRemoveUserHandler(d Deps, memberships MembershipIndex) (Handler[RemoveUser, Result], error) {
 	if memberships == nil {
 		return removeUserHandler{}, errors.New("commands: nil membership index")
 	}
-	return removeUserHandler{d, memberships}, d.check()
+	return authorised(needs(requireUserManager, "organisation_users.delete"), removeUserHandler{d, memberships}), d.check()
 }
 
 func (h removeUserHandler) Handle(ctx context.Context, c RemoveUser) (Result, error) {
 	actor := RequestFrom(ctx).Actor
-	if err := requireUserManager(actor, "organisation_users.delete"); err != nil {
-		return Result{}, err
-	}
 	u, err := loadUserOf(ctx, h.d, actor.OrganisationID, c.UserID)
 	if err != nil {
 		return Result{}, err

@@ -16,13 +16,14 @@ type UpdateUser struct {
 
 type updateUserHandler struct{ d Deps }
 
-func NewUpdateUserHandler(d Deps) (updateUserHandler, error) { return updateUserHandler{d}, d.check() }
+// NewUpdateUserHandler refuses missing dependencies. Users are managed by the organisation's
+// owners and admins (requireUserManager).
+func NewUpdateUserHandler(d Deps) (Handler[UpdateUser, Result], error) {
+	return authorised(needs(requireUserManager, "organisation_users.update"), updateUserHandler{d}), d.check()
+}
 
 func (h updateUserHandler) Handle(ctx context.Context, c UpdateUser) (Result, error) {
 	actor := RequestFrom(ctx).Actor
-	if err := requireUserManager(actor, "organisation_users.update"); err != nil {
-		return Result{}, err
-	}
 	if _, err := loadUserOf(ctx, h.d, actor.OrganisationID, c.UserID); err != nil {
 		return Result{}, err
 	}

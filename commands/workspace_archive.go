@@ -14,14 +14,13 @@ type ArchiveWorkspace struct {
 
 type archiveWorkspaceHandler struct{ d Deps }
 
-func NewArchiveWorkspaceHandler(d Deps) (archiveWorkspaceHandler, error) {
-	return archiveWorkspaceHandler{d}, d.check()
+// NewArchiveWorkspaceHandler refuses missing dependencies. Organisation admins
+// manage workspaces with an organisation key (requireAdminKey).
+func NewArchiveWorkspaceHandler(d Deps) (Handler[ArchiveWorkspace, Result], error) {
+	return authorised(needs(requireAdminKey, "workspaces.delete"), archiveWorkspaceHandler{d}), d.check()
 }
 
 func (h archiveWorkspaceHandler) Handle(ctx context.Context, c ArchiveWorkspace) (Result, error) {
-	if err := requireAdminKey(RequestFrom(ctx).Actor, "workspaces.delete"); err != nil {
-		return Result{}, err
-	}
 	return executeOnWorkspace(ctx, h.d, c.WorkspaceID, func(w *domain.Workspace) ([]domain.Event, error) {
 		return w.Archive(h.d.Now())
 	})

@@ -16,14 +16,13 @@ type ExhaustWorkspaceBudget struct {
 
 type exhaustWorkspaceBudgetHandler struct{ d Deps }
 
-func NewExhaustWorkspaceBudgetHandler(d Deps) (exhaustWorkspaceBudgetHandler, error) {
-	return exhaustWorkspaceBudgetHandler{d}, d.check()
+// NewExhaustWorkspaceBudgetHandler refuses missing dependencies. Only the gateway's usage
+// accounting exhausts a budget (systemOnly).
+func NewExhaustWorkspaceBudgetHandler(d Deps) (Handler[ExhaustWorkspaceBudget, Result], error) {
+	return authorised(systemOnly("only the gateway's usage accounting exhausts a budget"), exhaustWorkspaceBudgetHandler{d}), d.check()
 }
 
 func (h exhaustWorkspaceBudgetHandler) Handle(ctx context.Context, c ExhaustWorkspaceBudget) (Result, error) {
-	if RequestFrom(ctx).Actor.Kind != domain.ActorSystem {
-		return Result{}, forbidden("only the gateway's usage accounting exhausts a budget")
-	}
 	return executeOnWorkspace(ctx, h.d, c.WorkspaceID, func(w *domain.Workspace) ([]domain.Event, error) {
 		return w.ExhaustBudget(c.LimitType, c.CurrentUsage, h.d.Now())
 	})

@@ -27,16 +27,14 @@ type CreateWorkspace struct {
 
 type createWorkspaceHandler struct{ d Deps }
 
-// NewCreateWorkspaceHandler refuses missing dependencies.
-func NewCreateWorkspaceHandler(d Deps) (createWorkspaceHandler, error) {
-	return createWorkspaceHandler{d}, d.check()
+// NewCreateWorkspaceHandler refuses missing dependencies. Organisation admins create
+// workspaces with an organisation key (requireAdminKey).
+func NewCreateWorkspaceHandler(d Deps) (Handler[CreateWorkspace, Result], error) {
+	return authorised(needs(requireAdminKey, "workspaces.create"), createWorkspaceHandler{d}), d.check()
 }
 
 func (h createWorkspaceHandler) Handle(ctx context.Context, c CreateWorkspace) (Result, error) {
 	actor := RequestFrom(ctx).Actor
-	if err := requireAdminKey(actor, "workspaces.create"); err != nil {
-		return Result{}, err
-	}
 	id := NewID(ctx, "workspace")
 	now := h.d.Now()
 	spec := domain.CreateWorkspace{WorkspaceID: id, OrganisationID: actor.OrganisationID, Name: c.Name,

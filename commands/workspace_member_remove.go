@@ -14,15 +14,16 @@ type RemoveWorkspaceMember struct {
 
 type removeWorkspaceMemberHandler struct{ d Deps }
 
-func NewRemoveWorkspaceMemberHandler(d Deps) (removeWorkspaceMemberHandler, error) {
-	return removeWorkspaceMemberHandler{d}, d.check()
+// NewRemoveWorkspaceMemberHandler refuses missing dependencies. Managers of the workspace remove members
+// (withWorkspaceRole).
+func NewRemoveWorkspaceMemberHandler(d Deps) (Handler[RemoveWorkspaceMember, Result], error) {
+	return withWorkspaceRole(domain.RoleManager, "workspace_users.delete", removeWorkspaceMemberHandler{d}), d.check()
 }
+
+func (c RemoveWorkspaceMember) workspace() string { return c.WorkspaceID }
 
 func (h removeWorkspaceMemberHandler) Handle(ctx context.Context, c RemoveWorkspaceMember) (Result, error) {
 	actor := RequestFrom(ctx).Actor
-	if err := requireWorkspaceRole(actor, c.WorkspaceID, domain.RoleManager, "workspace_users.delete"); err != nil {
-		return Result{}, err
-	}
 	return executeOnWorkspace(ctx, h.d, c.WorkspaceID, func(w *domain.Workspace) ([]domain.Event, error) {
 		events, err := w.RemoveMember(c.UserID, h.d.Now())
 		if err != nil {

@@ -15,15 +15,16 @@ type ChangeWorkspaceMemberRole struct {
 
 type changeWorkspaceMemberRoleHandler struct{ d Deps }
 
-func NewChangeWorkspaceMemberRoleHandler(d Deps) (changeWorkspaceMemberRoleHandler, error) {
-	return changeWorkspaceMemberRoleHandler{d}, d.check()
+// NewChangeWorkspaceMemberRoleHandler refuses missing dependencies. Managers of the workspace change members' roles
+// (withWorkspaceRole).
+func NewChangeWorkspaceMemberRoleHandler(d Deps) (Handler[ChangeWorkspaceMemberRole, Result], error) {
+	return withWorkspaceRole(domain.RoleManager, "workspace_users.update", changeWorkspaceMemberRoleHandler{d}), d.check()
 }
+
+func (c ChangeWorkspaceMemberRole) workspace() string { return c.WorkspaceID }
 
 func (h changeWorkspaceMemberRoleHandler) Handle(ctx context.Context, c ChangeWorkspaceMemberRole) (Result, error) {
 	actor := RequestFrom(ctx).Actor
-	if err := requireWorkspaceRole(actor, c.WorkspaceID, domain.RoleManager, "workspace_users.update"); err != nil {
-		return Result{}, err
-	}
 	return executeOnWorkspace(ctx, h.d, c.WorkspaceID, func(w *domain.Workspace) ([]domain.Event, error) {
 		events, err := w.ChangeMemberRole(c.UserID, c.Role, h.d.Now())
 		if err != nil {

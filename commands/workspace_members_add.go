@@ -16,15 +16,16 @@ type AddWorkspaceMembers struct {
 
 type addWorkspaceMembersHandler struct{ d Deps }
 
-func NewAddWorkspaceMembersHandler(d Deps) (addWorkspaceMembersHandler, error) {
-	return addWorkspaceMembersHandler{d}, d.check()
+// NewAddWorkspaceMembersHandler refuses missing dependencies. Managers of the workspace add members
+// (withWorkspaceRole).
+func NewAddWorkspaceMembersHandler(d Deps) (Handler[AddWorkspaceMembers, Result], error) {
+	return withWorkspaceRole(domain.RoleManager, "workspace_users.create", addWorkspaceMembersHandler{d}), d.check()
 }
+
+func (c AddWorkspaceMembers) workspace() string { return c.WorkspaceID }
 
 func (h addWorkspaceMembersHandler) Handle(ctx context.Context, c AddWorkspaceMembers) (Result, error) {
 	actor := RequestFrom(ctx).Actor
-	if err := requireWorkspaceRole(actor, c.WorkspaceID, domain.RoleManager, "workspace_users.create"); err != nil {
-		return Result{}, err
-	}
 	return executeOnWorkspace(ctx, h.d, c.WorkspaceID, func(w *domain.Workspace) ([]domain.Event, error) {
 		events, err := w.AddMembers("users", c.Users, h.d.Now())
 		if err != nil {

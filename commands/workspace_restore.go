@@ -14,14 +14,13 @@ type RestoreWorkspace struct {
 
 type restoreWorkspaceHandler struct{ d Deps }
 
-func NewRestoreWorkspaceHandler(d Deps) (restoreWorkspaceHandler, error) {
-	return restoreWorkspaceHandler{d}, d.check()
+// NewRestoreWorkspaceHandler refuses missing dependencies. Organisation admins
+// manage workspaces with an organisation key (requireAdminKey).
+func NewRestoreWorkspaceHandler(d Deps) (Handler[RestoreWorkspace, Result], error) {
+	return authorised(needs(requireAdminKey, "workspaces.delete"), restoreWorkspaceHandler{d}), d.check()
 }
 
 func (h restoreWorkspaceHandler) Handle(ctx context.Context, c RestoreWorkspace) (Result, error) {
-	if err := requireAdminKey(RequestFrom(ctx).Actor, "workspaces.delete"); err != nil {
-		return Result{}, err
-	}
 	return executeOnWorkspace(ctx, h.d, c.WorkspaceID, func(w *domain.Workspace) ([]domain.Event, error) {
 		return w.Restore(h.d.Now())
 	})

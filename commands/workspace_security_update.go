@@ -15,14 +15,13 @@ type UpdateWorkspaceSecurity struct {
 
 type updateWorkspaceSecurityHandler struct{ d Deps }
 
-func NewUpdateWorkspaceSecurityHandler(d Deps) (updateWorkspaceSecurityHandler, error) {
-	return updateWorkspaceSecurityHandler{d}, d.check()
+// NewUpdateWorkspaceSecurityHandler refuses missing dependencies. Organisation admins
+// manage workspaces with an organisation key (requireAdminKey).
+func NewUpdateWorkspaceSecurityHandler(d Deps) (Handler[UpdateWorkspaceSecurity, Result], error) {
+	return authorised(needs(requireAdminKey, "workspaces.update"), updateWorkspaceSecurityHandler{d}), d.check()
 }
 
 func (h updateWorkspaceSecurityHandler) Handle(ctx context.Context, c UpdateWorkspaceSecurity) (Result, error) {
-	if err := requireAdminKey(RequestFrom(ctx).Actor, "workspaces.update"); err != nil {
-		return Result{}, err
-	}
 	return executeOnWorkspace(ctx, h.d, c.WorkspaceID, func(w *domain.Workspace) ([]domain.Event, error) {
 		return w.UpdateSecurity(c.Patch, h.d.Now())
 	})

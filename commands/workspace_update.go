@@ -14,14 +14,13 @@ type UpdateWorkspace struct {
 
 type updateWorkspaceHandler struct{ d Deps }
 
-func NewUpdateWorkspaceHandler(d Deps) (updateWorkspaceHandler, error) {
-	return updateWorkspaceHandler{d}, d.check()
+// NewUpdateWorkspaceHandler refuses missing dependencies. Organisation admins
+// manage workspaces with an organisation key (requireAdminKey).
+func NewUpdateWorkspaceHandler(d Deps) (Handler[UpdateWorkspace, Result], error) {
+	return authorised(needs(requireAdminKey, "workspaces.update"), updateWorkspaceHandler{d}), d.check()
 }
 
 func (h updateWorkspaceHandler) Handle(ctx context.Context, c UpdateWorkspace) (Result, error) {
-	if err := requireAdminKey(RequestFrom(ctx).Actor, "workspaces.update"); err != nil {
-		return Result{}, err
-	}
 	return executeOnWorkspace(ctx, h.d, c.WorkspaceID, func(w *domain.Workspace) ([]domain.Event, error) {
 		return w.Update(c.UpdateWorkspace, h.d.Now())
 	})

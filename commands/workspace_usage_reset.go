@@ -14,14 +14,13 @@ type ResetWorkspaceUsage struct {
 
 type resetWorkspaceUsageHandler struct{ d Deps }
 
-func NewResetWorkspaceUsageHandler(d Deps) (resetWorkspaceUsageHandler, error) {
-	return resetWorkspaceUsageHandler{d}, d.check()
+// NewResetWorkspaceUsageHandler refuses missing dependencies. Organisation admins
+// manage workspaces with an organisation key (requireAdminKey).
+func NewResetWorkspaceUsageHandler(d Deps) (Handler[ResetWorkspaceUsage, Result], error) {
+	return authorised(needs(requireAdminKey, "workspaces.update"), resetWorkspaceUsageHandler{d}), d.check()
 }
 
 func (h resetWorkspaceUsageHandler) Handle(ctx context.Context, c ResetWorkspaceUsage) (Result, error) {
-	if err := requireAdminKey(RequestFrom(ctx).Actor, "workspaces.update"); err != nil {
-		return Result{}, err
-	}
 	return executeOnWorkspace(ctx, h.d, c.WorkspaceID, func(w *domain.Workspace) ([]domain.Event, error) {
 		return w.ResetUsage(h.d.Now())
 	})

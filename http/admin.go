@@ -26,7 +26,10 @@ import (
 type Admin struct {
 	Log  *slog.Logger
 	Read ReadModel
-	// Deps build the command handlers; Secret is the server secret keys are derived from.
+	// Commands are the write side's handlers, assembled once at start (commands.NewApp).
+	Commands *commands.App
+	// Deps read the event store for past states (?as_of=, history); Secret is the server
+	// secret export links are signed with.
 	Deps     commands.Deps
 	Secret   []byte
 	Now      func() time.Time
@@ -40,9 +43,6 @@ type Admin struct {
 	// Idempotency finds the first request of an idempotency key on any resource; nil: a key
 	// reused for another request is refused only on the resource it first wrote.
 	Idempotency IdempotencyIndex
-	// URLCheck checks base URLs that admins set on integrations and providers, as custom hosts
-	// are checked (gateway/egress); nil falls back to a literal-address check.
-	URLCheck commands.URLChecker
 	// PublicURL is how clients reach this service (CAUSEWAY_PUBLIC_URL), for links such as
 	// invites; empty: taken from each request's Host.
 	PublicURL string

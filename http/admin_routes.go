@@ -6,8 +6,12 @@ import (
 	"github.com/gorilla/mux"
 )
 
-// Register adds every admin route under the /v1 router. Each area registers its own.
+// Register adds every admin route under the /v1 router. Each area registers its own. The
+// write routes call the handlers of a.Commands, which cmd assembles at start.
 func (a *Admin) Register(r *mux.Router) {
+	if a.Commands == nil {
+		panic("httpapi: Admin.Commands is nil: assemble the write side with commands.NewApp")
+	}
 	r.Use(a.pastReads) // ?as_of= on lists
 	a.registerRateLimitPolicies(r)
 	a.registerAPIKeys(r)
@@ -19,14 +23,6 @@ func (a *Admin) Register(r *mux.Router) {
 	a.registerAnalytics(r)
 	a.registerLogExports(r)
 	a.registerPricing(r)
-}
-
-// must unwraps a handler constructor at start-up: a missing dependency is a wiring bug.
-func must[H any](h H, err error) H {
-	if err != nil {
-		panic(err)
-	}
-	return h
 }
 
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -64,73 +65,56 @@ func apiKeyView(k domain.APIKey, now time.Time) apiKeyAnswer {
 }
 
 func (a *Admin) registerAPIKeys(r *mux.Router) {
-	create := must(commands.NewCreateAPIKeyHandler(a.Deps, a.Secret))
-	update := must(commands.NewUpdateAPIKeyHandler(a.Deps))
-	del := must(commands.NewDeleteAPIKeyHandler(a.Deps))
-	rotate := must(commands.NewRotateAPIKeyHandler(a.Deps, a.Secret))
 	on := func(h handler) http.Handler { return a.route("api_key", h) }
 
+	// A rotation whose notification was not recorded still hands out the new key, shown only
+	// this once; the miss is logged.
+	rotate := commands.HandlerFunc[commands.RotateAPIKey, commands.RotatedAPIKey](
+		func(ctx context.Context, c commands.RotateAPIKey) (commands.RotatedAPIKey, error) {
+			res, err := a.Commands.RotateAPIKey.Handle(ctx, c)
+			if err == nil && res.NotifyErr != nil && a.Log != nil {
+				a.Log.WarnContext(ctx, "api key rotated, but its notification was not recorded",
+					"trace_id", TraceID(ctx), "api_key_id", c.KeyID, "error", res.NotifyErr)
+			}
+			return res, err
+		})
 	// Rotation is registered before the generic create path, which would otherwise take
 	// /api-keys/{id}/rotate for a key type.
-	r.Handle("/api-keys/{id}/rotate", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		id, err := keyID(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		var b struct {
-			KeyTransitionPeriodMS *int64 `json:"key_transition_period_ms"`
-		}
-		if r.ContentLength != 0 {
-			if err := decode(r, &b); err != nil {
-				return 0, nil, err
+	r.Handle("/api-keys/{id}/rotate", on(write(a, rotate, keyID,
+		func(_ *http.Request, id string, b optionalBody[apiKeyRotateBody]) (commands.RotateAPIKey, error) {
+			var transition time.Duration
+			if ms := b.V.KeyTransitionPeriodMS; ms != nil {
+				if *ms < domain.MinKeyTransition.Milliseconds() {
+					return commands.RotateAPIKey{}, domain.Invalid("key_transition_period_ms", "key_transition_period_ms must be at least %d (30 minutes; got %d)",
+						domain.MinKeyTransition.Milliseconds(), *ms)
+				}
+				transition = time.Duration(*ms) * time.Millisecond
 			}
-		}
-		var transition time.Duration
-		if b.KeyTransitionPeriodMS != nil {
-			if *b.KeyTransitionPeriodMS < domain.MinKeyTransition.Milliseconds() {
-				return 0, nil, domain.Invalid("key_transition_period_ms", "key_transition_period_ms must be at least %d (30 minutes; got %d)",
-					domain.MinKeyTransition.Milliseconds(), *b.KeyTransitionPeriodMS)
-			}
-			transition = time.Duration(*b.KeyTransitionPeriodMS) * time.Millisecond
-		}
-		res, err := rotate.Handle(r.Context(), commands.RotateAPIKey{KeyID: id, Transition: transition})
-		if err != nil {
-			return 0, nil, err
-		}
-		if res.NotifyErr != nil && a.Log != nil {
-			a.Log.WarnContext(r.Context(), "api key rotated, but its notification was not recorded",
-				"trace_id", TraceID(r.Context()), "api_key_id", id, "error", res.NotifyErr)
-		}
-		if err := a.written(w, r, res.Result, nil); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]any{"id": res.ID, "key": res.Key, "object": "api-key",
-			"key_transition_expires_at": res.TransitionEndsAt.UTC()}, nil
-	})).Methods(http.MethodPost)
+			return commands.RotateAPIKey{KeyID: id, Transition: transition}, nil
+		},
+		func(_ *http.Request, _ string, _ commands.RotateAPIKey, res commands.RotatedAPIKey) (int, any, error) {
+			return http.StatusOK, map[string]any{"id": res.ID, "key": res.Key, "object": "api-key",
+				"key_transition_expires_at": res.TransitionEndsAt.UTC()}, nil
+		}))).Methods(http.MethodPost)
 
 	createAs := func(typ, sub string) handler {
-		return func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-			var b apiKeyBody
-			if err := decode(r, &b); err != nil {
-				return 0, nil, err
-			}
-			typ, sub := typ, sub
-			if typ == "" {
-				typ, sub = mux.Vars(r)["type"], mux.Vars(r)["subtype"]
-			}
-			actor := actorFrom(r.Context())
-			if b.OrganisationID != "" && b.OrganisationID != actor.OrganisationID {
-				return 0, nil, domain.Invalid("organisation_id", "organisation_id must be your own organisation's id")
-			}
-			res, err := create.Handle(r.Context(), commands.CreateAPIKey{Type: typ, SubType: sub, Name: b.Name,
-				WorkspaceID: b.WorkspaceID, UserID: b.UserID, Scopes: b.Scopes, RateLimits: b.RateLimits,
-				UsageLimits: b.UsageLimits, Defaults: b.Defaults, AlertEmails: b.AlertEmails, ExpiresAt: b.ExpiresAt,
-				RotationPolicy: b.RotationPolicy})
-			if err := a.written(w, r, res.Result, err); err != nil {
-				return 0, nil, err
-			}
-			return http.StatusOK, map[string]string{"id": res.ID, "key": res.Key, "object": "api-key"}, nil
-		}
+		return write(a, a.Commands.CreateAPIKey, nowhere,
+			func(r *http.Request, _ struct{}, b apiKeyBody) (commands.CreateAPIKey, error) {
+				typ, sub := typ, sub
+				if typ == "" {
+					typ, sub = mux.Vars(r)["type"], mux.Vars(r)["subtype"]
+				}
+				if err := ownOrganisationID(r, b.OrganisationID); err != nil {
+					return commands.CreateAPIKey{}, err
+				}
+				return commands.CreateAPIKey{Type: typ, SubType: sub, Name: b.Name,
+					WorkspaceID: b.WorkspaceID, UserID: b.UserID, Scopes: b.Scopes, RateLimits: b.RateLimits,
+					UsageLimits: b.UsageLimits, Defaults: b.Defaults, AlertEmails: b.AlertEmails, ExpiresAt: b.ExpiresAt,
+					RotationPolicy: b.RotationPolicy}, nil
+			},
+			func(_ *http.Request, _ struct{}, _ commands.CreateAPIKey, res commands.CreatedAPIKey) (int, any, error) {
+				return http.StatusOK, map[string]string{"id": res.ID, "key": res.Key, "object": "api-key"}, nil
+			})
 	}
 	r.Handle("/api-keys/organisation/service", on(createAs("organisation", "service"))).Methods(http.MethodPost)
 	r.Handle("/api-keys/workspace/user", on(createAs("workspace", "user"))).Methods(http.MethodPost)
@@ -166,40 +150,41 @@ func (a *Admin) registerAPIKeys(r *mux.Router) {
 		return http.StatusOK, apiKeyView(k, a.Now()), nil
 	})).Methods(http.MethodGet)
 
-	r.Handle("/api-keys/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		id, err := keyID(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		u, err := decodeAPIKeyUpdate(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		res, err := update.Handle(r.Context(), commands.UpdateAPIKey{KeyID: id, UpdateAPIKey: u})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		k, ok, err := a.Read.APIKey(r.Context(), actorFrom(r.Context()).OrganisationID, id)
-		if err != nil {
-			return 0, nil, err
-		}
-		if !ok {
-			return 0, nil, domain.Errorf(domain.CodeNotFound, "api key %s not found", id)
-		}
-		return http.StatusOK, apiKeyView(k, a.Now()), nil
-	})).Methods(http.MethodPut)
+	r.Handle("/api-keys/{id}", on(write(a, a.Commands.UpdateAPIKey, keyID,
+		func(_ *http.Request, id string, b apiKeyUpdateBody) (commands.UpdateAPIKey, error) {
+			return commands.UpdateAPIKey{KeyID: id, UpdateAPIKey: b.UpdateAPIKey}, nil
+		},
+		func(r *http.Request, id string, _ commands.UpdateAPIKey, _ commands.Result) (int, any, error) {
+			k, ok, err := a.Read.APIKey(r.Context(), actorFrom(r.Context()).OrganisationID, id)
+			if err != nil {
+				return 0, nil, err
+			}
+			if !ok {
+				return 0, nil, domain.Errorf(domain.CodeNotFound, "api key %s not found", id)
+			}
+			return http.StatusOK, apiKeyView(k, a.Now()), nil
+		}))).Methods(http.MethodPut)
 
-	r.Handle("/api-keys/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		id, err := keyID(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		res, err := del.Handle(r.Context(), commands.DeleteAPIKey{KeyID: id})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]any{"id": res.ID, "object": "api-key", "deleted": true}, nil
-	})).Methods(http.MethodDelete)
+	r.Handle("/api-keys/{id}", on(write(a, a.Commands.DeleteAPIKey, keyID,
+		func(_ *http.Request, id string, _ noBody) (commands.DeleteAPIKey, error) {
+			return commands.DeleteAPIKey{KeyID: id}, nil
+		},
+		func(_ *http.Request, _ string, _ commands.DeleteAPIKey, res commands.Result) (int, any, error) {
+			return http.StatusOK, map[string]any{"id": res.ID, "object": "api-key", "deleted": true}, nil
+		}))).Methods(http.MethodDelete)
+}
+
+// apiKeyRotateBody is the rotation body, which may be left out.
+type apiKeyRotateBody struct {
+	KeyTransitionPeriodMS *int64 `json:"key_transition_period_ms"`
+}
+
+// apiKeyUpdateBody is an update body, read by decodeAPIKeyUpdate.
+type apiKeyUpdateBody struct{ domain.UpdateAPIKey }
+
+func (b *apiKeyUpdateBody) readBody(r *http.Request) (err error) {
+	b.UpdateAPIKey, err = decodeAPIKeyUpdate(r)
+	return err
 }
 
 func keyID(r *http.Request) (string, error) {

@@ -434,7 +434,7 @@ func TestAsOfAndHistoryStayInTheOrganisation(t *testing.T) {
 // With audit logs turned off, history is refused as disabled.
 func TestAuditHistoryDisabled(t *testing.T) {
 	api := newTestAPI(t)
-	admin := &Admin{Read: api.Read, Deps: api.Deps, Now: api.Now, Secret: bytes.Repeat([]byte("s"), 32),
+	admin := &Admin{Read: api.Read, Commands: api.AdminAPI.Commands, Deps: api.Deps, Now: api.Now, Secret: bytes.Repeat([]byte("s"), 32),
 		Features: Features{APIAccess: true, Policy: true, UsageLimits: true}}
 	router := NewRouter(Deps{Admin: admin, Health: &Health{}})
 	req := httptest.NewRequest(http.MethodGet, "/v1/audit/resources/organisation/"+api.OrgID+"/history", nil)

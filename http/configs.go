@@ -81,6 +81,23 @@ type configBody struct {
 	Status      *string
 }
 
+// configCreateBody and configUpdateBody read a create's and an update's body
+// (decodeConfigBody).
+type (
+	configCreateBody struct{ configBody }
+	configUpdateBody struct{ configBody }
+)
+
+func (b *configCreateBody) readBody(r *http.Request) (err error) {
+	b.configBody, err = decodeConfigBody(r, true)
+	return err
+}
+
+func (b *configUpdateBody) readBody(r *http.Request) (err error) {
+	b.configBody, err = decodeConfigBody(r, false)
+	return err
+}
+
 // decodeConfigBody reads a create (create true) or update body.
 func decodeConfigBody(r *http.Request, create bool) (configBody, error) {
 	var b configBody
@@ -150,10 +167,7 @@ func (a *Admin) savedConfigAsOf(w http.ResponseWriter, r *http.Request, read Gat
 		})
 }
 
-func (a *Admin) registerConfigs(r *mux.Router, read GatewayResourceReader, hosts commands.URLChecker) {
-	create := must(commands.NewCreateSavedConfigHandler(a.Deps, hosts))
-	update := must(commands.NewUpdateSavedConfigHandler(a.Deps, hosts))
-	archive := must(commands.NewArchiveSavedConfigHandler(a.Deps))
+func (a *Admin) registerConfigs(r *mux.Router, read GatewayResourceReader) {
 	on := func(h handler) http.Handler { return a.route("config", h) }
 
 	// fromPath finds the config of the path (id or slug) that the actor may see, with scope.
@@ -169,29 +183,25 @@ func (a *Admin) registerConfigs(r *mux.Router, read GatewayResourceReader, hosts
 		return a.reads().VisibleConfig(r.Context(), actor, mux.Vars(r)["slug"], st)
 	}
 
-	r.Handle("/configs", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		b, err := decodeConfigBody(r, true)
-		if err != nil {
-			return 0, nil, err
-		}
-		c := commands.CreateSavedConfig{WorkspaceID: b.WorkspaceID, Slug: b.Slug, Config: b.Config}
-		if b.Name != nil {
-			c.Name = *b.Name
-		}
-		if b.IsDefault != nil {
-			c.IsDefault = *b.IsDefault
-		}
-		res, err := create.Handle(r.Context(), c)
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		sc, _, err := read.SavedConfig(r.Context(), actorFrom(r.Context()).OrganisationID, res.ID)
-		if err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]any{"success": true, "data": map[string]string{"id": res.ID, "slug": sc.Slug,
-			"version_id": sc.Latest().ID}}, nil
-	})).Methods(http.MethodPost)
+	r.Handle("/configs", on(write(a, a.Commands.CreateSavedConfig, nowhere,
+		func(_ *http.Request, _ struct{}, b configCreateBody) (commands.CreateSavedConfig, error) {
+			c := commands.CreateSavedConfig{WorkspaceID: b.WorkspaceID, Slug: b.Slug, Config: b.Config}
+			if b.Name != nil {
+				c.Name = *b.Name
+			}
+			if b.IsDefault != nil {
+				c.IsDefault = *b.IsDefault
+			}
+			return c, nil
+		},
+		func(r *http.Request, _ struct{}, _ commands.CreateSavedConfig, res commands.Result) (int, any, error) {
+			sc, _, err := read.SavedConfig(r.Context(), actorFrom(r.Context()).OrganisationID, res.ID)
+			if err != nil {
+				return 0, nil, err
+			}
+			return http.StatusOK, map[string]any{"success": true, "data": map[string]string{"id": res.ID, "slug": sc.Slug,
+				"version_id": sc.Latest().ID}}, nil
+		}))).Methods(http.MethodPost)
 
 	r.Handle("/configs", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		actor := actorFrom(r.Context())
@@ -236,38 +246,26 @@ func (a *Admin) registerConfigs(r *mux.Router, read GatewayResourceReader, hosts
 		return http.StatusOK, map[string]any{"success": true, "data": configView(c, def, true)}, nil
 	})).Methods(http.MethodGet)
 
-	r.Handle("/configs/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		c, err := fromPath(r, "configs.update")
-		if err != nil {
-			return 0, nil, err
-		}
-		b, err := decodeConfigBody(r, false)
-		if err != nil {
-			return 0, nil, err
-		}
-		res, err := update.Handle(r.Context(), commands.UpdateSavedConfig{ConfigID: c.ID, Name: b.Name, Config: b.Config, IsDefault: b.IsDefault})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		if c, _, err = read.SavedConfig(r.Context(), c.OrganisationID, c.ID); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]any{"success": true, "data": map[string]string{"id": c.ID, "slug": c.Slug,
-			"version_id": c.Latest().ID}}, nil
-	})).Methods(http.MethodPut)
+	r.Handle("/configs/{slug}", on(write(a, a.Commands.UpdateSavedConfig, scoped(fromPath, "configs.update"),
+		func(_ *http.Request, c domain.SavedConfig, b configUpdateBody) (commands.UpdateSavedConfig, error) {
+			return commands.UpdateSavedConfig{ConfigID: c.ID, Name: b.Name, Config: b.Config, IsDefault: b.IsDefault}, nil
+		},
+		func(r *http.Request, c domain.SavedConfig, _ commands.UpdateSavedConfig, _ commands.Result) (int, any, error) {
+			c, _, err := read.SavedConfig(r.Context(), c.OrganisationID, c.ID)
+			if err != nil {
+				return 0, nil, err
+			}
+			return http.StatusOK, map[string]any{"success": true, "data": map[string]string{"id": c.ID, "slug": c.Slug,
+				"version_id": c.Latest().ID}}, nil
+		}))).Methods(http.MethodPut)
 
-	r.Handle("/configs/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		c, err := fromPath(r, "configs.delete")
-		if err != nil {
-			return 0, nil, err
-		}
-		res, err := archive.Handle(r.Context(), commands.ArchiveSavedConfig{ConfigID: c.ID})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]any{"success": true, "data": map[string]string{"id": c.ID, "slug": c.Slug,
-			"status": domain.StatusArchived}}, nil
-	})).Methods(http.MethodDelete)
+	r.Handle("/configs/{slug}", on(pathWrite(a, a.Commands.ArchiveSavedConfig, scoped(fromPath, "configs.delete"),
+		func(c domain.SavedConfig) commands.ArchiveSavedConfig {
+			return commands.ArchiveSavedConfig{ConfigID: c.ID}
+		},
+		func(c domain.SavedConfig) any {
+			return map[string]any{"success": true, "data": map[string]string{"id": c.ID, "slug": c.Slug, "status": domain.StatusArchived}}
+		}))).Methods(http.MethodDelete)
 
 	r.Handle("/configs/{slug}/versions", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		c, err := fromPath(r, "configs.read")

@@ -75,9 +75,12 @@ func newTestAPI(t testing.TB) *testAPI {
 	wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
 	defer wcancel()
 	require.NoError(t, api.Read.WaitFor(wctx, bootEvents[len(bootEvents)-1].Position))
+	secret := bytes.Repeat([]byte("s"), 32)
+	app, err := commands.NewApp(commands.AppDeps{Deps: api.Deps, Secret: secret, Memberships: api.Read})
+	require.NoError(t, err)
 	admin := &Admin{
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Read: api.Read, Deps: api.Deps,
-		Secret: bytes.Repeat([]byte("s"), 32), Now: api.Now, WriteWait: 5 * time.Second,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Read: api.Read, Commands: app, Deps: api.Deps,
+		Secret: secret, Now: api.Now, WriteWait: 5 * time.Second,
 		Features:     Features{APIAccess: true, Policy: true, UsageLimits: true, AuditLogs: true},
 		Organisation: api.OrgID, Idempotency: api.Read,
 		RecordDenial: func(ctx context.Context, d domain.AccessDenied, md eventstore.Metadata) {

@@ -34,30 +34,16 @@ type GatewayResourceReader interface {
 var _ GatewayResourceReader = projections.Reader(nil)
 
 // registerGatewayResources adds the routes of integrations, providers, virtual keys and
-// configs. Base URLs are checked with StaticURLCheck; the gateway's egress guard, which also
-// knows the allow-list, takes its place through registerGatewayResourcesWith once the admin
-// carries one.
+// configs.
 func (a *Admin) registerGatewayResources(r *mux.Router) {
-	var hosts commands.URLChecker = commands.StaticURLCheck{}
-	if a.URLCheck != nil {
-		hosts = a.URLCheck
-	}
-	a.registerGatewayResourcesWith(r, hosts)
-}
-
-// registerGatewayResourcesWith adds the routes with the given host check. Secrets are sealed
-// under a key derived from the server secret (commands.NewSealerFromSecret), which the
-// gateway derives the same way to open them.
-func (a *Admin) registerGatewayResourcesWith(r *mux.Router, hosts commands.URLChecker) {
 	read, ok := a.Read.(GatewayResourceReader)
 	if !ok {
 		panic("httpapi: the read model does not implement GatewayResourceReader")
 	}
-	sealer := must(commands.NewSealerFromSecret(a.Secret))
-	a.registerIntegrations(r, read, sealer, hosts)
-	a.registerProviders(r, read, sealer, hosts)
-	a.registerVirtualKeys(r, read, sealer, hosts)
-	a.registerConfigs(r, read, hosts)
+	a.registerIntegrations(r, read)
+	a.registerProviders(r, read)
+	a.registerVirtualKeys(r, read)
+	a.registerConfigs(r, read)
 }
 
 // integrationCreateBody is the reference's CreateIntegrationRequest, with tags.
@@ -207,11 +193,7 @@ func tagFilter(r *http.Request) (map[string]string, error) {
 	return out, nil
 }
 
-func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader, sealer commands.Sealer, hosts commands.URLChecker) {
-	create := must(commands.NewCreateIntegrationHandler(a.Deps, sealer, hosts))
-	update := must(commands.NewUpdateIntegrationHandler(a.Deps, sealer, hosts))
-	archive := must(commands.NewArchiveIntegrationHandler(a.Deps))
-	workspaces := must(commands.NewUpdateIntegrationWorkspacesHandler(a.Deps, sealer))
+func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader) {
 	on := func(h handler) http.Handler { return a.route("integration", h) }
 
 	// bySlug finds the integration of the path that the actor may see; scope is the read's.
@@ -223,38 +205,34 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader, 
 		return a.reads().VisibleIntegration(r.Context(), actor, mux.Vars(r)["slug"])
 	}
 
-	r.Handle("/integrations", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		var b integrationCreateBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		res, err := create.Handle(r.Context(), commands.CreateIntegration{Slug: b.Slug, Name: b.Name, AIProviderID: b.AIProviderID,
-			Key: b.Key, Description: b.Description, WorkspaceID: b.WorkspaceID, Configurations: b.Configurations, Tags: b.Tags,
-			CreateDefaultProvider: b.CreateDefaultProvider, DefaultProviderSlug: b.DefaultProviderSlug})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		actor := actorFrom(r.Context())
-		i, _, err := read.Integration(r.Context(), actor.OrganisationID, res.ID)
-		if err != nil {
-			return 0, nil, err
-		}
-		out := map[string]any{"id": res.ID, "slug": i.Slug, "object": "integration"}
-		if i.WorkspaceID != "" {
-			slug := i.Slug
-			if b.DefaultProviderSlug != nil {
-				slug = *b.DefaultProviderSlug
-			}
-			p, ok, err := read.ManagedProviderBySlug(r.Context(), actor.OrganisationID, i.WorkspaceID, slug)
+	r.Handle("/integrations", on(write(a, a.Commands.CreateIntegration, nowhere,
+		func(_ *http.Request, _ struct{}, b integrationCreateBody) (commands.CreateIntegration, error) {
+			return commands.CreateIntegration{Slug: b.Slug, Name: b.Name, AIProviderID: b.AIProviderID,
+				Key: b.Key, Description: b.Description, WorkspaceID: b.WorkspaceID, Configurations: b.Configurations, Tags: b.Tags,
+				CreateDefaultProvider: b.CreateDefaultProvider, DefaultProviderSlug: b.DefaultProviderSlug}, nil
+		},
+		func(r *http.Request, _ struct{}, c commands.CreateIntegration, res commands.Result) (int, any, error) {
+			actor := actorFrom(r.Context())
+			i, _, err := read.Integration(r.Context(), actor.OrganisationID, res.ID)
 			if err != nil {
 				return 0, nil, err
 			}
-			if ok && p.IntegrationID == i.ID {
-				out["default_provider_slug"] = p.Slug
+			out := map[string]any{"id": res.ID, "slug": i.Slug, "object": "integration"}
+			if i.WorkspaceID != "" {
+				slug := i.Slug
+				if c.DefaultProviderSlug != nil {
+					slug = *c.DefaultProviderSlug
+				}
+				p, ok, err := read.ManagedProviderBySlug(r.Context(), actor.OrganisationID, i.WorkspaceID, slug)
+				if err != nil {
+					return 0, nil, err
+				}
+				if ok && p.IntegrationID == i.ID {
+					out["default_provider_slug"] = p.Slug
+				}
 			}
-		}
-		return http.StatusOK, out, nil
-	})).Methods(http.MethodPost)
+			return http.StatusOK, out, nil
+		}))).Methods(http.MethodPost)
 
 	r.Handle("/integrations", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		actor := actorFrom(r.Context())
@@ -301,44 +279,33 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader, 
 		return http.StatusOK, integrationView(i, true), nil
 	})).Methods(http.MethodGet)
 
-	r.Handle("/integrations/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		i, err := bySlug(r, "integrations.update")
-		if err != nil {
-			return 0, nil, err
-		}
-		var b integrationUpdateBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		c := commands.UpdateIntegration{IntegrationID: i.ID, Name: b.Name, Description: b.Description, Key: b.Key,
-			Configurations: b.Configurations}
-		if b.Tags.Set {
-			c.ClearTags = b.Tags.Value == nil
-			if b.Tags.Value != nil {
-				c.Tags = *b.Tags.Value
+	r.Handle("/integrations/{slug}", on(write(a, a.Commands.UpdateIntegration, scoped(bySlug, "integrations.update"),
+		func(_ *http.Request, i domain.Integration, b integrationUpdateBody) (commands.UpdateIntegration, error) {
+			c := commands.UpdateIntegration{IntegrationID: i.ID, Name: b.Name, Description: b.Description, Key: b.Key,
+				Configurations: b.Configurations}
+			if b.Tags.Set {
+				c.ClearTags = b.Tags.Value == nil
+				if b.Tags.Value != nil {
+					c.Tags = *b.Tags.Value
+				}
 			}
-		}
-		res, err := update.Handle(r.Context(), c)
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		if i, _, err = read.Integration(r.Context(), i.OrganisationID, i.ID); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, integrationView(i, true), nil
-	})).Methods(http.MethodPut)
+			return c, nil
+		},
+		func(r *http.Request, i domain.Integration, _ commands.UpdateIntegration, _ commands.Result) (int, any, error) {
+			i, _, err := read.Integration(r.Context(), i.OrganisationID, i.ID)
+			if err != nil {
+				return 0, nil, err
+			}
+			return http.StatusOK, integrationView(i, true), nil
+		}))).Methods(http.MethodPut)
 
-	r.Handle("/integrations/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		i, err := bySlug(r, "integrations.delete")
-		if err != nil {
-			return 0, nil, err
-		}
-		res, err := archive.Handle(r.Context(), commands.ArchiveIntegration{IntegrationID: i.ID})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]string{"id": i.ID, "slug": i.Slug, "object": "integration", "status": domain.StatusArchived}, nil
-	})).Methods(http.MethodDelete)
+	r.Handle("/integrations/{slug}", on(pathWrite(a, a.Commands.ArchiveIntegration, scoped(bySlug, "integrations.delete"),
+		func(i domain.Integration) commands.ArchiveIntegration {
+			return commands.ArchiveIntegration{IntegrationID: i.ID}
+		},
+		func(i domain.Integration) any {
+			return map[string]string{"id": i.ID, "slug": i.Slug, "object": "integration", "status": domain.StatusArchived}
+		}))).Methods(http.MethodDelete)
 
 	r.Handle("/integrations/{slug}/workspaces", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		i, err := bySlug(r, "integrations.read")
@@ -348,35 +315,29 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader, 
 		return http.StatusOK, integrationWorkspacesView(i, actorFrom(r.Context())), nil
 	})).Methods(http.MethodGet)
 
-	r.Handle("/integrations/{slug}/workspaces", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		i, err := bySlug(r, "integrations.update")
-		if err != nil {
-			return 0, nil, err
-		}
-		var b integrationWorkspacesBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		c := commands.UpdateIntegrationWorkspaces{IntegrationID: i.ID, CreateDefaultProvider: b.CreateDefaultProvider,
-			DefaultProviderSlug: b.DefaultProviderSlug}
-		for n, ws := range b.Workspaces {
-			if ws.Enabled == nil {
-				return 0, nil, domain.Invalid(jsonIndex("workspaces", n, "enabled"), "%s is required", jsonIndex("workspaces", n, "enabled"))
+	r.Handle("/integrations/{slug}/workspaces", on(write(a, a.Commands.UpdateIntegrationWorkspaces, scoped(bySlug, "integrations.update"),
+		func(_ *http.Request, i domain.Integration, b integrationWorkspacesBody) (commands.UpdateIntegrationWorkspaces, error) {
+			c := commands.UpdateIntegrationWorkspaces{IntegrationID: i.ID, CreateDefaultProvider: b.CreateDefaultProvider,
+				DefaultProviderSlug: b.DefaultProviderSlug}
+			for n, ws := range b.Workspaces {
+				if ws.Enabled == nil {
+					return c, domain.Invalid(jsonIndex("workspaces", n, "enabled"), "%s is required", jsonIndex("workspaces", n, "enabled"))
+				}
+				c.Workspaces = append(c.Workspaces, commands.IntegrationWorkspaceAccess{
+					IntegrationWorkspace: domain.IntegrationWorkspace{ID: ws.ID, Enabled: *ws.Enabled, UsageLimits: ws.UsageLimits,
+						RateLimits: ws.RateLimits},
+					CreateDefaultProvider: ws.CreateDefaultProvider, DefaultProviderSlug: ws.DefaultProviderSlug, ResetUsage: ws.ResetUsage})
 			}
-			c.Workspaces = append(c.Workspaces, commands.IntegrationWorkspaceAccess{
-				IntegrationWorkspace: domain.IntegrationWorkspace{ID: ws.ID, Enabled: *ws.Enabled, UsageLimits: ws.UsageLimits,
-					RateLimits: ws.RateLimits},
-				CreateDefaultProvider: ws.CreateDefaultProvider, DefaultProviderSlug: ws.DefaultProviderSlug, ResetUsage: ws.ResetUsage})
-		}
-		res, err := workspaces.Handle(r.Context(), c)
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		if i, _, err = read.Integration(r.Context(), i.OrganisationID, i.ID); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, integrationWorkspacesView(i, actorFrom(r.Context())), nil
-	})).Methods(http.MethodPut)
+			return c, nil
+		},
+		func(r *http.Request, i domain.Integration, _ commands.UpdateIntegrationWorkspaces, _ commands.Result) (int, any, error) {
+			i, _, err := read.Integration(r.Context(), i.OrganisationID, i.ID)
+			if err != nil {
+				return 0, nil, err
+			}
+			return http.StatusOK, integrationWorkspacesView(i, actorFrom(r.Context())), nil
+		}))).Methods(http.MethodPut)
+
 }
 
 // integrationAsOf reads an integration as it was: named by its id, or by the slug it holds

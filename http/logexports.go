@@ -115,6 +115,11 @@ func (a *Admin) logExports() (LogExportReader, error) {
 	return exports, nil
 }
 
+// noExportFilters refuses an export body without filters.
+func noExportFilters() error {
+	return domain.Invalid("filters", "filters is required; send {} to export every row")
+}
+
 func logExportID(r *http.Request) (string, error) {
 	id := mux.Vars(r)["exportId"]
 	if !isUUID(id) {
@@ -131,10 +136,6 @@ func logExportID(r *http.Request) (string, error) {
 // a browser or a plain HTTP client can fetch the file, which is streamed from the export
 // directory as an attachment.
 func (a *Admin) registerLogExports(r *mux.Router) {
-	create := must(commands.NewCreateLogExportHandler(a.Deps))
-	update := must(commands.NewUpdateLogExportHandler(a.Deps))
-	start := must(commands.NewStartLogExportHandler(a.Deps))
-	cancel := must(commands.NewCancelLogExportHandler(a.Deps))
 	type exportHandler func(w http.ResponseWriter, r *http.Request, exports LogExportReader) (int, any, error)
 	on := func(h exportHandler) http.Handler {
 		return a.route("log_export", func(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -144,6 +145,10 @@ func (a *Admin) registerLogExports(r *mux.Router) {
 			}
 			return h(w, r, exports)
 		})
+	}
+	// writes serves a write route: the export store is the commands', not the route's.
+	writes := func(h handler) http.Handler {
+		return on(func(w http.ResponseWriter, r *http.Request, _ LogExportReader) (int, any, error) { return h(w, r) })
 	}
 	// visible reads an export the actor may see, or answers 404 as if it did not exist.
 	visible := func(r *http.Request, exports LogExportReader) (domain.LogExport, error) {
@@ -162,42 +167,38 @@ func (a *Admin) registerLogExports(r *mux.Router) {
 		return x, nil
 	}
 
-	r.Handle("/logs/exports", on(func(w http.ResponseWriter, r *http.Request, _ LogExportReader) (int, any, error) {
-		var b logExportBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		if b.Filters == nil {
-			return 0, nil, domain.Invalid("filters", "filters is required; send {} to export every row")
-		}
-		// An export holds every matching row of its workspace: a user who may see only their own
-		// keys' logs there (membersViewAllData, managersViewAllData) may not export them.
-		actor := actorFrom(r.Context())
-		ws := b.WorkspaceID
-		if ws == "" {
-			ws = actor.WorkspaceID
-		}
-		_, only, err := a.reads().OwnKeysOnly(r.Context(), actor, []string{ws})
-		if err != nil {
-			return 0, nil, err
-		}
-		if only {
-			return 0, nil, domain.Errorf(domain.CodeForbidden,
-				"your role sees only the logs of your own API keys in this workspace (membersViewAllData or managersViewAllData is off), so it cannot export them")
-		}
-		c := commands.CreateLogExport{WorkspaceID: b.WorkspaceID, Filters: b.Filters.LogExportFilters, RequestedData: b.RequestedData}
-		if b.Format != nil {
-			c.Format = *b.Format
-		}
-		if b.Description != nil {
-			c.Description = *b.Description
-		}
-		res, err := create.Handle(r.Context(), c)
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, exportAnswer(res.ID, 0), nil
-	})).Methods(http.MethodPost)
+	r.Handle("/logs/exports", writes(write(a, a.Commands.CreateLogExport, nowhere,
+		func(r *http.Request, _ struct{}, b logExportBody) (commands.CreateLogExport, error) {
+			if b.Filters == nil {
+				return commands.CreateLogExport{}, noExportFilters()
+			}
+			// An export holds every matching row of its workspace: a user who may see only their own
+			// keys' logs there (membersViewAllData, managersViewAllData) may not export them.
+			actor := actorFrom(r.Context())
+			ws := b.WorkspaceID
+			if ws == "" {
+				ws = actor.WorkspaceID
+			}
+			_, only, err := a.reads().OwnKeysOnly(r.Context(), actor, []string{ws})
+			if err != nil {
+				return commands.CreateLogExport{}, err
+			}
+			if only {
+				return commands.CreateLogExport{}, domain.Errorf(domain.CodeForbidden,
+					"your role sees only the logs of your own API keys in this workspace (membersViewAllData or managersViewAllData is off), so it cannot export them")
+			}
+			c := commands.CreateLogExport{WorkspaceID: b.WorkspaceID, Filters: b.Filters.LogExportFilters, RequestedData: b.RequestedData}
+			if b.Format != nil {
+				c.Format = *b.Format
+			}
+			if b.Description != nil {
+				c.Description = *b.Description
+			}
+			return c, nil
+		},
+		func(_ *http.Request, _ struct{}, _ commands.CreateLogExport, res commands.Result) (int, any, error) {
+			return http.StatusOK, exportAnswer(res.ID, 0), nil
+		}))).Methods(http.MethodPost)
 
 	r.Handle("/logs/exports", on(func(w http.ResponseWriter, r *http.Request, exports LogExportReader) (int, any, error) {
 		actor := actorFrom(r.Context())
@@ -224,49 +225,27 @@ func (a *Admin) registerLogExports(r *mux.Router) {
 		return http.StatusOK, logExportView(x), nil
 	})).Methods(http.MethodGet)
 
-	r.Handle("/logs/exports/{exportId}", on(func(w http.ResponseWriter, r *http.Request, exports LogExportReader) (int, any, error) {
-		id, err := logExportID(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		var b logExportBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		if b.Filters == nil {
-			return 0, nil, domain.Invalid("filters", "filters is required; send {} to export every row")
-		}
-		res, err := update.Handle(r.Context(), commands.UpdateLogExport{ExportID: id, WorkspaceID: b.WorkspaceID,
-			Filters: &b.Filters.LogExportFilters, RequestedData: b.RequestedData, Format: b.Format, Description: b.Description})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, exportAnswer(id, 0), nil
-	})).Methods(http.MethodPut)
+	r.Handle("/logs/exports/{exportId}", writes(write(a, a.Commands.UpdateLogExport, logExportID,
+		func(_ *http.Request, id string, b logExportBody) (commands.UpdateLogExport, error) {
+			if b.Filters == nil {
+				return commands.UpdateLogExport{}, noExportFilters()
+			}
+			return commands.UpdateLogExport{ExportID: id, WorkspaceID: b.WorkspaceID,
+				Filters: &b.Filters.LogExportFilters, RequestedData: b.RequestedData, Format: b.Format, Description: b.Description}, nil
+		},
+		func(_ *http.Request, id string, _ commands.UpdateLogExport, _ commands.Result) (int, any, error) {
+			return http.StatusOK, exportAnswer(id, 0), nil
+		}))).Methods(http.MethodPut)
 
-	r.Handle("/logs/exports/{exportId}/start", on(func(w http.ResponseWriter, r *http.Request, _ LogExportReader) (int, any, error) {
-		id, err := logExportID(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		res, err := start.Handle(r.Context(), commands.StartLogExport{ExportID: id})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]string{"message": "export started", "object": "export"}, nil
-	})).Methods(http.MethodPost)
+	r.Handle("/logs/exports/{exportId}/start", writes(pathWrite(a, a.Commands.StartLogExport, logExportID,
+		func(id string) commands.StartLogExport { return commands.StartLogExport{ExportID: id} },
+		func(string) any { return map[string]string{"message": "export started", "object": "export"} },
+	))).Methods(http.MethodPost)
 
-	r.Handle("/logs/exports/{exportId}/cancel", on(func(w http.ResponseWriter, r *http.Request, _ LogExportReader) (int, any, error) {
-		id, err := logExportID(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		res, err := cancel.Handle(r.Context(), commands.CancelLogExport{ExportID: id})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]string{"message": "export cancelled", "object": "export"}, nil
-	})).Methods(http.MethodPost)
+	r.Handle("/logs/exports/{exportId}/cancel", writes(pathWrite(a, a.Commands.CancelLogExport, logExportID,
+		func(id string) commands.CancelLogExport { return commands.CancelLogExport{ExportID: id} },
+		func(string) any { return map[string]string{"message": "export cancelled", "object": "export"} },
+	))).Methods(http.MethodPost)
 
 	r.Handle("/logs/exports/{exportId}/download", on(func(w http.ResponseWriter, r *http.Request, exports LogExportReader) (int, any, error) {
 		x, err := visible(r, exports)

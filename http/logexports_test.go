@@ -568,7 +568,7 @@ func TestLogExportDisabled(t *testing.T) {
 	require.NotEmpty(t, link)
 
 	// A second API over the same state, with exports switched off.
-	off := &Admin{Log: e.AdminAPI.Log, Read: e.Read, Deps: e.Deps, Secret: e.AdminAPI.Secret, Now: e.Now, WriteWait: 5 * time.Second,
+	off := &Admin{Log: e.AdminAPI.Log, Read: e.Read, Commands: e.AdminAPI.Commands, Deps: e.Deps, Secret: e.AdminAPI.Secret, Now: e.Now, WriteWait: 5 * time.Second,
 		Features: Features{APIAccess: true, Policy: true, UsageLimits: true, AuditLogs: true}, Analytics: e.Logs, ExportDir: e.Dir}
 	srv := httptest.NewServer(NewRouter(Deps{Admin: off, Health: &Health{}}))
 	defer srv.Close()

@@ -75,8 +75,6 @@ func requireOrgSettingsReader(a domain.Actor, scope string) error {
 }
 
 func (a *Admin) registerOrganisation(r *mux.Router) {
-	updateOrg := must(commands.NewUpdateOrganisationSettingsHandler(a.Deps))
-	updateWS := must(commands.NewUpdateWorkspaceSecurityHandler(a.Deps))
 	on := func(h handler) http.Handler { return a.route("organisation", h) }
 
 	// The specification names no path; the reference's shape is /organisations/{id}/...
@@ -104,25 +102,18 @@ func (a *Admin) registerOrganisation(r *mux.Router) {
 		}
 		return http.StatusOK, view(o), nil
 	})
-	put := on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		if _, err := ownOrganisation(r); err != nil {
-			return 0, nil, err
-		}
-		var b organisationSettingsBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		c := commands.UpdateOrganisationSettings{Security: domain.SecurityPatch(b.SecuritySettings)}
-		if b.SessionSettings != nil {
-			c.MaxSessionTTL = b.SessionSettings.MaxSessionTTL
-		}
-		res, err := updateOrg.Handle(r.Context(), c)
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		o, err := ownOrganisation(r)
-		return http.StatusOK, view(o), err
-	})
+	put := on(write(a, a.Commands.UpdateOrganisationSettings, ownOrganisation,
+		func(_ *http.Request, _ domain.Organisation, b organisationSettingsBody) (commands.UpdateOrganisationSettings, error) {
+			c := commands.UpdateOrganisationSettings{Security: domain.SecurityPatch(b.SecuritySettings)}
+			if b.SessionSettings != nil {
+				c.MaxSessionTTL = b.SessionSettings.MaxSessionTTL
+			}
+			return c, nil
+		},
+		func(r *http.Request, _ domain.Organisation, _ commands.UpdateOrganisationSettings, _ commands.Result) (int, any, error) {
+			o, err := ownOrganisation(r)
+			return http.StatusOK, view(o), err
+		}))
 	for _, path := range []string{"/organisation/settings", "/organisations/{orgId}/settings"} {
 		r.Handle(path, get).Methods(http.MethodGet)
 		r.Handle(path, put).Methods(http.MethodPut)
@@ -144,23 +135,17 @@ func (a *Admin) registerOrganisation(r *mux.Router) {
 		v, err := wsView(r, ws)
 		return http.StatusOK, v, err
 	})).Methods(http.MethodGet)
-	r.Handle("/workspaces/{id}/settings", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		ws, err := a.pathWorkspace(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		var b workspaceSettingsBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		res, err := updateWS.Handle(r.Context(), commands.UpdateWorkspaceSecurity{WorkspaceID: ws.ID, Patch: domain.SecurityPatch(b.SecuritySettings)})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		if ws, _, err = a.Read.Workspace(r.Context(), ws.OrganisationID, ws.ID); err != nil {
-			return 0, nil, err
-		}
-		v, err := wsView(r, ws)
-		return http.StatusOK, v, err
-	})).Methods(http.MethodPut)
+	r.Handle("/workspaces/{id}/settings", on(write(a, a.Commands.UpdateWorkspaceSecurity, a.pathWorkspace,
+		func(_ *http.Request, ws domain.Workspace, b workspaceSettingsBody) (commands.UpdateWorkspaceSecurity, error) {
+			return commands.UpdateWorkspaceSecurity{WorkspaceID: ws.ID, Patch: domain.SecurityPatch(b.SecuritySettings)}, nil
+		},
+		func(r *http.Request, ws domain.Workspace, _ commands.UpdateWorkspaceSecurity, _ commands.Result) (int, any, error) {
+			ws, _, err := a.Read.Workspace(r.Context(), ws.OrganisationID, ws.ID)
+			if err != nil {
+				return 0, nil, err
+			}
+			v, err := wsView(r, ws)
+			return http.StatusOK, v, err
+		}))).Methods(http.MethodPut)
+
 }

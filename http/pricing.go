@@ -59,8 +59,6 @@ type pricingBody struct {
 }
 
 func (a *Admin) registerPricing(r *mux.Router) {
-	set := must(commands.NewSetModelPricingHandler(a.Deps))
-	remove := must(commands.NewRemoveModelPricingHandler(a.Deps))
 	// Model names may hold slashes (meta-llama/Llama-3.3-70B-Instruct-Turbo), so the model
 	// is the rest of the path.
 	const path = "/model-configs/pricing/{provider}/{model:.+}"
@@ -84,43 +82,40 @@ func (a *Admin) registerPricing(r *mux.Router) {
 		return http.StatusOK, ans, nil
 	})).Methods(http.MethodGet)
 
-	r.Handle(path, a.route("model_pricing", func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		provider, model, err := pricingNames(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		var b pricingBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		if b.PayAsYouGo == nil {
-			return 0, nil, domain.Invalid("pay_as_you_go", "pay_as_you_go is required")
-		}
-		if b.Currency != nil && *b.Currency != domain.PricingCurrency {
-			return 0, nil, domain.Invalid("currency", "currency must be USD (got %q)", *b.Currency)
-		}
-		res, err := set.Handle(r.Context(), commands.SetModelPricing{WorkspaceID: b.WorkspaceID, Provider: provider,
-			Model: model, PayAsYouGo: *b.PayAsYouGo})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		ans, _, err := a.effectivePrice(r.Context(), strings.TrimSpace(b.WorkspaceID), provider, model)
-		return http.StatusOK, ans, err
-	})).Methods(http.MethodPut)
+	r.Handle(path, a.route("model_pricing", write(a, a.Commands.SetModelPricing, pricingPath,
+		func(_ *http.Request, m pricedModel, b pricingBody) (commands.SetModelPricing, error) {
+			if b.PayAsYouGo == nil {
+				return commands.SetModelPricing{}, domain.Invalid("pay_as_you_go", "pay_as_you_go is required")
+			}
+			if b.Currency != nil && *b.Currency != domain.PricingCurrency {
+				return commands.SetModelPricing{}, domain.Invalid("currency", "currency must be USD (got %q)", *b.Currency)
+			}
+			return commands.SetModelPricing{WorkspaceID: b.WorkspaceID, Provider: m.provider,
+				Model: m.model, PayAsYouGo: *b.PayAsYouGo}, nil
+		},
+		func(r *http.Request, m pricedModel, c commands.SetModelPricing, _ commands.Result) (int, any, error) {
+			ans, _, err := a.effectivePrice(r.Context(), strings.TrimSpace(c.WorkspaceID), m.provider, m.model)
+			return http.StatusOK, ans, err
+		}))).Methods(http.MethodPut)
 
-	r.Handle(path, a.route("model_pricing", func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		provider, model, err := pricingNames(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		ws := strings.TrimSpace(r.URL.Query().Get("workspace_id"))
-		res, err := remove.Handle(r.Context(), commands.RemoveModelPricing{WorkspaceID: ws, Provider: provider, Model: model})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]string{"id": res.ID, "object": "model_pricing_override", "provider": provider,
-			"model": model, "workspace_id": ws, "status": domain.StatusRemoved}, nil
-	})).Methods(http.MethodDelete)
+	r.Handle(path, a.route("model_pricing", write(a, a.Commands.RemoveModelPricing, pricingPath,
+		func(r *http.Request, m pricedModel, _ noBody) (commands.RemoveModelPricing, error) {
+			ws := strings.TrimSpace(r.URL.Query().Get("workspace_id"))
+			return commands.RemoveModelPricing{WorkspaceID: ws, Provider: m.provider, Model: m.model}, nil
+		},
+		func(_ *http.Request, m pricedModel, c commands.RemoveModelPricing, res commands.Result) (int, any, error) {
+			return http.StatusOK, map[string]string{"id": res.ID, "object": "model_pricing_override", "provider": m.provider,
+				"model": m.model, "workspace_id": c.WorkspaceID, "status": domain.StatusRemoved}, nil
+		}))).Methods(http.MethodDelete)
+}
+
+// pricedModel is the model a pricing path names.
+type pricedModel struct{ provider, model string }
+
+// pricingPath reads the model a pricing write names (pricingNames).
+func pricingPath(r *http.Request) (pricedModel, error) {
+	provider, model, err := pricingNames(r)
+	return pricedModel{provider, model}, err
 }
 
 // pricingNames reads the path's provider (normalised) and model, each at most 255 characters.

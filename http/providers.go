@@ -219,43 +219,39 @@ func providerAsOf(a *Admin, w http.ResponseWriter, r *http.Request, id string, v
 		view)
 }
 
-func (a *Admin) registerProviders(r *mux.Router, read GatewayResourceReader, sealer commands.Sealer, hosts commands.URLChecker) {
-	create := must(commands.NewCreateProviderHandler(a.Deps, sealer, hosts))
-	update := must(commands.NewUpdateProviderHandler(a.Deps, sealer, hosts))
-	archive := must(commands.NewArchiveProviderHandler(a.Deps))
+func (a *Admin) registerProviders(r *mux.Router, read GatewayResourceReader) {
 	on := func(h handler) http.Handler { return a.route("provider", h) }
+	find := func(r *http.Request, scope string) (domain.Provider, error) {
+		return a.providerFromPath(r, scope, "provider")
+	}
 
-	r.Handle("/providers", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		var b providerCreateBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		if b.IntegrationID != "" && b.IntegrationSlug != "" && b.IntegrationID != b.IntegrationSlug {
-			return 0, nil, domain.Invalid("integration_slug", "give integration_id or integration_slug, not both")
-		}
-		rates, err := rateLimitsOf("rate_limits", b.RateLimits)
-		if err != nil {
-			return 0, nil, err
-		}
-		c := commands.CreateProvider{WorkspaceID: b.WorkspaceID, Slug: b.Slug, Name: b.Name, Integration: b.IntegrationID,
-			AIProviderID: b.AIProviderID, Key: b.Key, Configurations: b.Configurations, UsageLimits: b.UsageLimits,
-			RateLimits: rates, ExpiresAt: b.ExpiresAt, Tags: b.Tags}
-		if c.Integration == "" {
-			c.Integration = b.IntegrationSlug
-		}
-		if b.Note != nil {
-			c.Note = *b.Note
-		}
-		res, err := create.Handle(r.Context(), c)
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		p, _, err := read.ManagedProvider(r.Context(), actorFrom(r.Context()).OrganisationID, res.ID)
-		if err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]string{"id": res.ID, "slug": p.Slug, "object": "provider"}, nil
-	})).Methods(http.MethodPost)
+	r.Handle("/providers", on(write(a, a.Commands.CreateProvider, nowhere,
+		func(_ *http.Request, _ struct{}, b providerCreateBody) (commands.CreateProvider, error) {
+			if b.IntegrationID != "" && b.IntegrationSlug != "" && b.IntegrationID != b.IntegrationSlug {
+				return commands.CreateProvider{}, domain.Invalid("integration_slug", "give integration_id or integration_slug, not both")
+			}
+			rates, err := rateLimitsOf("rate_limits", b.RateLimits)
+			if err != nil {
+				return commands.CreateProvider{}, err
+			}
+			c := commands.CreateProvider{WorkspaceID: b.WorkspaceID, Slug: b.Slug, Name: b.Name, Integration: b.IntegrationID,
+				AIProviderID: b.AIProviderID, Key: b.Key, Configurations: b.Configurations, UsageLimits: b.UsageLimits,
+				RateLimits: rates, ExpiresAt: b.ExpiresAt, Tags: b.Tags}
+			if c.Integration == "" {
+				c.Integration = b.IntegrationSlug
+			}
+			if b.Note != nil {
+				c.Note = *b.Note
+			}
+			return c, nil
+		},
+		func(r *http.Request, _ struct{}, _ commands.CreateProvider, res commands.Result) (int, any, error) {
+			p, _, err := read.ManagedProvider(r.Context(), actorFrom(r.Context()).OrganisationID, res.ID)
+			if err != nil {
+				return 0, nil, err
+			}
+			return http.StatusOK, map[string]string{"id": res.ID, "slug": p.Slug, "object": "provider"}, nil
+		}))).Methods(http.MethodPost)
 
 	r.Handle("/providers", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		f, err := a.providerListFilter(r, "providers.list")
@@ -294,37 +290,33 @@ func (a *Admin) registerProviders(r *mux.Router, read GatewayResourceReader, sea
 		return http.StatusOK, v, err
 	})).Methods(http.MethodGet)
 
-	r.Handle("/providers/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		p, err := a.providerFromPath(r, "providers.update", "provider")
-		if err != nil {
-			return 0, nil, err
-		}
-		c := commands.UpdateProvider{ProviderID: p.ID}
-		if err := decodeObject(r, func(name string, raw json.RawMessage) (bool, error) {
-			return providerUpdateField(&c, name, raw)
-		}); err != nil {
-			return 0, nil, err
-		}
-		res, err := update.Handle(r.Context(), c)
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		if p, _, err = read.ManagedProvider(r.Context(), p.OrganisationID, p.ID); err != nil {
-			return 0, nil, err
-		}
-		v, err := providerView(r.Context(), a.reads(), p, a.Now())
-		return http.StatusOK, v, err
-	})).Methods(http.MethodPut)
+	r.Handle("/providers/{slug}", on(write(a, a.Commands.UpdateProvider, scoped(find, "providers.update"),
+		func(_ *http.Request, p domain.Provider, b providerUpdateBody) (commands.UpdateProvider, error) {
+			c := b.UpdateProvider
+			c.ProviderID = p.ID
+			return c, nil
+		},
+		func(r *http.Request, p domain.Provider, _ commands.UpdateProvider, _ commands.Result) (int, any, error) {
+			p, _, err := read.ManagedProvider(r.Context(), p.OrganisationID, p.ID)
+			if err != nil {
+				return 0, nil, err
+			}
+			v, err := providerView(r.Context(), a.reads(), p, a.Now())
+			return http.StatusOK, v, err
+		}))).Methods(http.MethodPut)
 
-	r.Handle("/providers/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		p, err := a.providerFromPath(r, "providers.delete", "provider")
-		if err != nil {
-			return 0, nil, err
-		}
-		res, err := archive.Handle(r.Context(), commands.ArchiveProvider{ProviderID: p.ID})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]string{"id": p.ID, "slug": p.Slug, "object": "provider", "status": domain.StatusArchived}, nil
-	})).Methods(http.MethodDelete)
+	r.Handle("/providers/{slug}", on(pathWrite(a, a.Commands.ArchiveProvider, scoped(find, "providers.delete"),
+		func(p domain.Provider) commands.ArchiveProvider { return commands.ArchiveProvider{ProviderID: p.ID} },
+		func(p domain.Provider) any {
+			return map[string]string{"id": p.ID, "slug": p.Slug, "object": "provider", "status": domain.StatusArchived}
+		}))).Methods(http.MethodDelete)
+}
+
+// providerUpdateBody is a provider's update body, read field by field (providerUpdateField).
+type providerUpdateBody struct{ commands.UpdateProvider }
+
+func (b *providerUpdateBody) readBody(r *http.Request) error {
+	return decodeObject(r, func(name string, raw json.RawMessage) (bool, error) {
+		return providerUpdateField(&b.UpdateProvider, name, raw)
+	})
 }

@@ -41,9 +41,6 @@ func rateLimitPolicyView(p domain.RateLimitPolicy) rateLimitPolicyAnswer {
 }
 
 func (a *Admin) registerRateLimitPolicies(r *mux.Router) {
-	create := must(commands.NewCreateRateLimitPolicyHandler(a.Deps))
-	update := must(commands.NewUpdateRateLimitPolicyHandler(a.Deps))
-	archive := must(commands.NewArchiveRateLimitPolicyHandler(a.Deps))
 	on := func(h handler) http.Handler {
 		return a.route("rate_limit_policy", func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 			if !a.Features.Policy {
@@ -53,26 +50,21 @@ func (a *Admin) registerRateLimitPolicies(r *mux.Router) {
 		})
 	}
 
-	r.Handle("/policies/rate-limits", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		var b rateLimitPolicyBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		actor := actorFrom(r.Context())
-		if b.OrganisationID != "" && b.OrganisationID != actor.OrganisationID {
-			return 0, nil, domain.Invalid("organisation_id", "organisation_id must be your own organisation's id")
-		}
-		unit := ""
-		if b.Unit != nil {
-			unit = *b.Unit
-		}
-		res, err := create.Handle(r.Context(), commands.CreateRateLimitPolicy{WorkspaceID: b.WorkspaceID, Name: b.Name,
-			Conditions: b.Conditions, GroupBy: b.GroupBy, Type: b.Type, Unit: unit, Value: b.Value})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]string{"id": res.ID, "object": "policy_rate_limits"}, nil
-	})).Methods(http.MethodPost)
+	r.Handle("/policies/rate-limits", on(write(a, a.Commands.CreateRateLimitPolicy, nowhere,
+		func(r *http.Request, _ struct{}, b rateLimitPolicyBody) (commands.CreateRateLimitPolicy, error) {
+			if err := ownOrganisationID(r, b.OrganisationID); err != nil {
+				return commands.CreateRateLimitPolicy{}, err
+			}
+			unit := ""
+			if b.Unit != nil {
+				unit = *b.Unit
+			}
+			return commands.CreateRateLimitPolicy{WorkspaceID: b.WorkspaceID, Name: b.Name,
+				Conditions: b.Conditions, GroupBy: b.GroupBy, Type: b.Type, Unit: unit, Value: b.Value}, nil
+		},
+		func(_ *http.Request, _ struct{}, _ commands.CreateRateLimitPolicy, res commands.Result) (int, any, error) {
+			return http.StatusOK, map[string]string{"id": res.ID, "object": "policy_rate_limits"}, nil
+		}))).Methods(http.MethodPost)
 
 	r.Handle("/policies/rate-limits", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		f, err := policyListFilter(r)
@@ -114,40 +106,35 @@ func (a *Admin) registerRateLimitPolicies(r *mux.Router) {
 		return http.StatusOK, rateLimitPolicyView(p), nil
 	})).Methods(http.MethodGet)
 
-	r.Handle("/policies/rate-limits/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		id := mux.Vars(r)["id"]
-		if !isUUID(id) {
-			return 0, nil, domain.Invalid("rateLimitsPolicyId", "rateLimitsPolicyId must be a UUID")
-		}
-		var b rateLimitPolicyBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		if b.Conditions != nil || b.GroupBy != nil || b.Type != "" || b.WorkspaceID != "" {
-			return 0, nil, domain.Invalid("", "only name, unit and value can be updated")
-		}
-		res, err := update.Handle(r.Context(), commands.UpdateRateLimitPolicy{PolicyID: id, Name: b.Name, Unit: b.Unit, Value: b.Value})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		p, _, err := a.Read.RateLimitPolicy(r.Context(), actorFrom(r.Context()).OrganisationID, id)
-		if err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, rateLimitPolicyView(p), nil
-	})).Methods(http.MethodPut)
+	r.Handle("/policies/rate-limits/{id}", on(write(a, a.Commands.UpdateRateLimitPolicy, rateLimitPolicyID,
+		func(_ *http.Request, id string, b rateLimitPolicyBody) (commands.UpdateRateLimitPolicy, error) {
+			if b.Conditions != nil || b.GroupBy != nil || b.Type != "" || b.WorkspaceID != "" {
+				return commands.UpdateRateLimitPolicy{}, domain.Invalid("", "only name, unit and value can be updated")
+			}
+			return commands.UpdateRateLimitPolicy{PolicyID: id, Name: b.Name, Unit: b.Unit, Value: b.Value}, nil
+		},
+		func(r *http.Request, id string, _ commands.UpdateRateLimitPolicy, _ commands.Result) (int, any, error) {
+			p, _, err := a.Read.RateLimitPolicy(r.Context(), actorFrom(r.Context()).OrganisationID, id)
+			if err != nil {
+				return 0, nil, err
+			}
+			return http.StatusOK, rateLimitPolicyView(p), nil
+		}))).Methods(http.MethodPut)
 
-	r.Handle("/policies/rate-limits/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		id := mux.Vars(r)["id"]
-		if !isUUID(id) {
-			return 0, nil, domain.Invalid("rateLimitsPolicyId", "rateLimitsPolicyId must be a UUID")
-		}
-		res, err := archive.Handle(r.Context(), commands.ArchiveRateLimitPolicy{PolicyID: id})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]string{"id": id, "object": "policy_rate_limits", "status": domain.StatusArchived}, nil
-	})).Methods(http.MethodDelete)
+	r.Handle("/policies/rate-limits/{id}", on(pathWrite(a, a.Commands.ArchiveRateLimitPolicy, rateLimitPolicyID,
+		func(id string) commands.ArchiveRateLimitPolicy { return commands.ArchiveRateLimitPolicy{PolicyID: id} },
+		func(id string) any {
+			return map[string]string{"id": id, "object": "policy_rate_limits", "status": domain.StatusArchived}
+		}))).Methods(http.MethodDelete)
+}
+
+// rateLimitPolicyID is the policy id of a write's path.
+func rateLimitPolicyID(r *http.Request) (string, error) {
+	id := mux.Vars(r)["id"]
+	if !isUUID(id) {
+		return "", domain.Invalid("rateLimitsPolicyId", "rateLimitsPolicyId must be a UUID")
+	}
+	return id, nil
 }
 
 // policyListFilter reads a policy list's filters (status, default active; workspace_id) and

@@ -1,8 +1,16 @@
 // Package httpapi is Causeway's HTTP surface under the base path /v1: the admin routes and
-// the gateway's. It turns requests into calls on the application and errors into answers, in one place (WriteError). It does not import database drivers or event store
-// backends: what it needs is declared here as small interfaces and wired by cmd/. Admin reads
-// go through queries/ (read authorisation and reads of the past included) and render views;
-// a read model that cannot answer is a 503 (read_model_unavailable), never a 404.
+// the gateway's. It turns requests into calls on the application and errors into answers, in
+// one place (WriteError). A handler file holds its routes and views: every write route goes
+// through one adapter (write.go: the path's target, the body, the command, the handler of
+// Admin.Commands, read-your-writes, the answer), and route (admin.go) authenticates, records
+// refusals and honours Idempotency-Key around it. Admin reads go through queries/ (read
+// authorisation and reads of the past included) and render views; a read model that cannot
+// answer is a 503 (read_model_unavailable), never a 404.
+//
+// It never builds the application: command handlers come assembled (commands.App, built by
+// cmd/ with commands.NewApp), and what else it needs is declared here as small interfaces and
+// wired by cmd/. It must never import a database driver or an event store backend
+// (eventstore/sqlite, postgres, esdb, open), and never calls a commands.New*Handler.
 //
 // The directory is http/ as the design card names it; the package is httpapi so that its
 // files can use net/http without renaming it.

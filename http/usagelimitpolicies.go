@@ -126,10 +126,6 @@ func usageLimitPolicyID(r *http.Request) (string, error) {
 }
 
 func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
-	create := must(commands.NewCreateUsageLimitPolicyHandler(a.Deps))
-	update := must(commands.NewUpdateUsageLimitPolicyHandler(a.Deps))
-	archive := must(commands.NewArchiveUsageLimitPolicyHandler(a.Deps))
-	resetEntity := must(commands.NewResetUsageLimitPolicyEntityHandler(a.Deps))
 	on := func(h handler) http.Handler {
 		return a.route("usage_limit_policy", func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 			if !a.Features.Policy {
@@ -146,23 +142,18 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 		return a.reads().UsageLimitPolicy(r.Context(), actorFrom(r.Context()), id)
 	}
 
-	r.Handle("/policies/usage-limits", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		var b usageLimitPolicyBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		actor := actorFrom(r.Context())
-		if b.OrganisationID != "" && b.OrganisationID != actor.OrganisationID {
-			return 0, nil, domain.Invalid("organisation_id", "organisation_id must be your own organisation's id")
-		}
-		res, err := create.Handle(r.Context(), commands.CreateUsageLimitPolicy{WorkspaceID: b.WorkspaceID, Name: b.Name,
-			Conditions: b.Conditions, GroupBy: b.GroupBy, Type: b.Type, CreditLimit: b.CreditLimit,
-			AlertThreshold: b.AlertThreshold, PeriodicReset: b.PeriodicReset, PeriodicResetDays: b.PeriodicResetDays})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]string{"id": res.ID, "object": "policy_usage_limits"}, nil
-	})).Methods(http.MethodPost)
+	r.Handle("/policies/usage-limits", on(write(a, a.Commands.CreateUsageLimitPolicy, nowhere,
+		func(r *http.Request, _ struct{}, b usageLimitPolicyBody) (commands.CreateUsageLimitPolicy, error) {
+			if err := ownOrganisationID(r, b.OrganisationID); err != nil {
+				return commands.CreateUsageLimitPolicy{}, err
+			}
+			return commands.CreateUsageLimitPolicy{WorkspaceID: b.WorkspaceID, Name: b.Name,
+				Conditions: b.Conditions, GroupBy: b.GroupBy, Type: b.Type, CreditLimit: b.CreditLimit,
+				AlertThreshold: b.AlertThreshold, PeriodicReset: b.PeriodicReset, PeriodicResetDays: b.PeriodicResetDays}, nil
+		},
+		func(_ *http.Request, _ struct{}, _ commands.CreateUsageLimitPolicy, res commands.Result) (int, any, error) {
+			return http.StatusOK, map[string]string{"id": res.ID, "object": "policy_usage_limits"}, nil
+		}))).Methods(http.MethodPost)
 
 	r.Handle("/policies/usage-limits", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		f, err := policyListFilter(r)
@@ -216,44 +207,31 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 		return http.StatusOK, usageLimitPolicyView(p, withUsage), nil
 	})).Methods(http.MethodGet)
 
-	r.Handle("/policies/usage-limits/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		id, err := usageLimitPolicyID(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		var b usageLimitPolicyUpdateBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		c := commands.UpdateUsageLimitPolicy{PolicyID: id, UpdateUsageLimitPolicy: domain.UpdateUsageLimitPolicy{
-			Name: b.Name, CreditLimit: b.CreditLimit, AlertThreshold: b.AlertThreshold.Value,
-			ClearAlertThreshold: b.AlertThreshold.Set && b.AlertThreshold.Value == nil,
-			SetSchedule:         b.PeriodicReset.Set || b.PeriodicResetDays.Set,
-			PeriodicReset:       b.PeriodicReset.Value, PeriodicResetDays: b.PeriodicResetDays.Value,
-			ResetUsageForValue: b.ResetUsageForValue,
-		}}
-		res, err := update.Handle(r.Context(), c)
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		p, _, err := a.Read.UsageLimitPolicy(r.Context(), actorFrom(r.Context()).OrganisationID, id)
-		if err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, usageLimitPolicyView(p, false), nil
-	})).Methods(http.MethodPut)
+	r.Handle("/policies/usage-limits/{id}", on(write(a, a.Commands.UpdateUsageLimitPolicy, usageLimitPolicyID,
+		func(_ *http.Request, id string, b usageLimitPolicyUpdateBody) (commands.UpdateUsageLimitPolicy, error) {
+			return commands.UpdateUsageLimitPolicy{PolicyID: id, UpdateUsageLimitPolicy: domain.UpdateUsageLimitPolicy{
+				Name: b.Name, CreditLimit: b.CreditLimit, AlertThreshold: b.AlertThreshold.Value,
+				ClearAlertThreshold: b.AlertThreshold.Set && b.AlertThreshold.Value == nil,
+				SetSchedule:         b.PeriodicReset.Set || b.PeriodicResetDays.Set,
+				PeriodicReset:       b.PeriodicReset.Value, PeriodicResetDays: b.PeriodicResetDays.Value,
+				ResetUsageForValue: b.ResetUsageForValue,
+			}}, nil
+		},
+		func(r *http.Request, id string, _ commands.UpdateUsageLimitPolicy, _ commands.Result) (int, any, error) {
+			p, _, err := a.Read.UsageLimitPolicy(r.Context(), actorFrom(r.Context()).OrganisationID, id)
+			if err != nil {
+				return 0, nil, err
+			}
+			return http.StatusOK, usageLimitPolicyView(p, false), nil
+		}))).Methods(http.MethodPut)
 
-	r.Handle("/policies/usage-limits/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		id, err := usageLimitPolicyID(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		res, err := archive.Handle(r.Context(), commands.ArchiveUsageLimitPolicy{PolicyID: id})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]string{"id": id, "object": "policy_usage_limits", "status": domain.StatusArchived}, nil
-	})).Methods(http.MethodDelete)
+	r.Handle("/policies/usage-limits/{id}", on(pathWrite(a, a.Commands.ArchiveUsageLimitPolicy, usageLimitPolicyID,
+		func(id string) commands.ArchiveUsageLimitPolicy {
+			return commands.ArchiveUsageLimitPolicy{PolicyID: id}
+		},
+		func(id string) any {
+			return map[string]string{"id": id, "object": "policy_usage_limits", "status": domain.StatusArchived}
+		}))).Methods(http.MethodDelete)
 
 	// The entities of a policy, archived ones included: their usage stays readable.
 	r.Handle("/policies/usage-limits/{id}/entities", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -284,33 +262,30 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 
 	// entityId is the entity's id, or its value key URL-escaped (a value key holding '/'
 	// can only be reached by its id).
-	reset := on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		id, err := usageLimitPolicyID(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		ref := mux.Vars(r)["entityId"]
-		// An entity the gateway has charged but no event has named yet is known by the read
-		// side's merge with the usage ledger: reset it by its value key.
-		c := commands.ResetUsageLimitPolicyEntity{PolicyID: id, Entity: ref}
-		p, ok, err := a.Read.UsageLimitPolicy(r.Context(), actorFrom(r.Context()).OrganisationID, id)
-		if err != nil {
-			return 0, nil, err
-		}
-		if ok {
-			if en, found := p.EntityByRef(ref); found {
-				c.ValueKey = en.ValueKey
+	reset := on(write(a, a.Commands.ResetUsageLimitPolicyEntity, usageLimitPolicyID,
+		func(r *http.Request, id string, _ noBody) (commands.ResetUsageLimitPolicyEntity, error) {
+			ref := mux.Vars(r)["entityId"]
+			// An entity the gateway has charged but no event has named yet is known by the read
+			// side's merge with the usage ledger: reset it by its value key.
+			c := commands.ResetUsageLimitPolicyEntity{PolicyID: id, Entity: ref}
+			p, ok, err := a.Read.UsageLimitPolicy(r.Context(), actorFrom(r.Context()).OrganisationID, id)
+			if err != nil {
+				return c, err
 			}
-		}
-		res, err := resetEntity.Handle(r.Context(), c)
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		if p, _, err = a.Read.UsageLimitPolicy(r.Context(), actorFrom(r.Context()).OrganisationID, id); err != nil {
-			return 0, nil, err
-		}
-		en, _ := p.EntityByRef(ref)
-		return http.StatusOK, usageLimitEntityView(en), nil
-	})
+			if ok {
+				if en, found := p.EntityByRef(ref); found {
+					c.ValueKey = en.ValueKey
+				}
+			}
+			return c, nil
+		},
+		func(r *http.Request, id string, c commands.ResetUsageLimitPolicyEntity, _ commands.Result) (int, any, error) {
+			p, _, err := a.Read.UsageLimitPolicy(r.Context(), actorFrom(r.Context()).OrganisationID, id)
+			if err != nil {
+				return 0, nil, err
+			}
+			en, _ := p.EntityByRef(c.Entity)
+			return http.StatusOK, usageLimitEntityView(en), nil
+		}))
 	r.Handle("/policies/usage-limits/{id}/entities/{entityId}/reset", reset).Methods(http.MethodPut, http.MethodPost)
 }

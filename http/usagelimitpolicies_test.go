@@ -558,7 +558,7 @@ func TestUsageLimitPolicyDisabled(t *testing.T) {
 		{"POLICY_ENABLED=OFF", Features{APIAccess: true, Policy: false, UsageLimits: true, AuditLogs: true}, "POLICY_ENABLED"},
 	} {
 		t.Run(f.name, func(t *testing.T) {
-			admin := &Admin{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Read: api.Read, Deps: api.Deps,
+			admin := &Admin{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Read: api.Read, Commands: api.AdminAPI.Commands, Deps: api.Deps,
 				Secret: bytes.Repeat([]byte("s"), 32), Now: api.Now, WriteWait: 5 * time.Second, Features: f.features}
 			srv := httptest.NewServer(NewRouter(Deps{Admin: admin, Health: &Health{}}))
 			defer srv.Close()

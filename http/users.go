@@ -68,8 +68,6 @@ func userID(r *http.Request) (string, error) {
 func (a *Admin) registerUsers(r *mux.Router) {
 	a.registerInvites(r)
 	a.registerNotifications(r)
-	update := must(commands.NewUpdateUserHandler(a.Deps))
-	remove := must(commands.NewRemoveUserHandler(a.Deps, a.Read))
 	on := func(h handler) http.Handler { return a.route("user", h) }
 
 	r.Handle("/users", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -121,38 +119,23 @@ func (a *Admin) registerUsers(r *mux.Router) {
 		return http.StatusOK, v, err
 	})).Methods(http.MethodGet)
 
-	r.Handle("/users/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		id, err := userID(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		var b userBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		res, err := update.Handle(r.Context(), commands.UpdateUser{UserID: id, Role: b.Role, FirstName: b.FirstName, LastName: b.LastName})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		u, _, err := a.Read.User(r.Context(), actorFrom(r.Context()).OrganisationID, id)
-		if err != nil {
-			return 0, nil, err
-		}
-		v, err := a.userView(r.Context(), u)
-		return http.StatusOK, v, err
-	})).Methods(http.MethodPut)
+	r.Handle("/users/{id}", on(write(a, a.Commands.UpdateUser, userID,
+		func(_ *http.Request, id string, b userBody) (commands.UpdateUser, error) {
+			return commands.UpdateUser{UserID: id, Role: b.Role, FirstName: b.FirstName, LastName: b.LastName}, nil
+		},
+		func(r *http.Request, id string, _ commands.UpdateUser, _ commands.Result) (int, any, error) {
+			u, _, err := a.Read.User(r.Context(), actorFrom(r.Context()).OrganisationID, id)
+			if err != nil {
+				return 0, nil, err
+			}
+			v, err := a.userView(r.Context(), u)
+			return http.StatusOK, v, err
+		}))).Methods(http.MethodPut)
 
-	r.Handle("/users/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		id, err := userID(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		res, err := remove.Handle(r.Context(), commands.RemoveUser{UserID: id})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]any{"id": id, "object": "user", "deleted": true}, nil
-	})).Methods(http.MethodDelete)
+	r.Handle("/users/{id}", on(pathWrite(a, a.Commands.RemoveUser, userID,
+		func(id string) commands.RemoveUser { return commands.RemoveUser{UserID: id} },
+		func(id string) any { return map[string]any{"id": id, "object": "user", "deleted": true} },
+	))).Methods(http.MethodDelete)
 }
 
 // inviteAnswer is the reference's Invite, with the status a reader sees now (a pending invite
@@ -254,38 +237,30 @@ func (a *Admin) resolveWorkspace(ctx context.Context, orgID, ref string) (string
 }
 
 func (a *Admin) registerInvites(r *mux.Router) {
-	create := must(commands.NewCreateInviteHandler(a.Deps, a.Secret))
-	resend := must(commands.NewResendInviteHandler(a.Deps, a.Secret))
-	cancel := must(commands.NewCancelInviteHandler(a.Deps))
-	accept := must(commands.NewAcceptInviteHandler(a.Deps))
 	on := func(h handler) http.Handler { return a.route("invite", h) }
 
-	r.Handle("/users/invites/accept", a.acceptInvite(accept)).Methods(http.MethodPost)
+	r.Handle("/users/invites/accept", a.acceptInvite(a.Commands.AcceptInvite)).Methods(http.MethodPost)
 
-	r.Handle("/users/invites", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		var b inviteBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		actor := actorFrom(r.Context())
-		c := commands.CreateInvite{Email: b.Email, Role: b.Role}
-		for _, ws := range b.Workspaces {
-			id, err := a.resolveWorkspace(r.Context(), actor.OrganisationID, ws.ID)
-			if err != nil {
-				return 0, nil, err
+	r.Handle("/users/invites", on(write(a, a.Commands.CreateInvite, nowhere,
+		func(r *http.Request, _ struct{}, b inviteBody) (commands.CreateInvite, error) {
+			actor := actorFrom(r.Context())
+			c := commands.CreateInvite{Email: b.Email, Role: b.Role}
+			for _, ws := range b.Workspaces {
+				id, err := a.resolveWorkspace(r.Context(), actor.OrganisationID, ws.ID)
+				if err != nil {
+					return c, err
+				}
+				c.Workspaces = append(c.Workspaces, domain.InviteWorkspace{WorkspaceID: id, Role: domain.Role(ws.Role)})
 			}
-			c.Workspaces = append(c.Workspaces, domain.InviteWorkspace{WorkspaceID: id, Role: domain.Role(ws.Role)})
-		}
-		if b.WorkspaceAPIKeyDetails != nil {
-			c.KeyDetails = &domain.InviteKeyDetails{Scopes: b.WorkspaceAPIKeyDetails.Scopes}
-		}
-		res, err := create.Handle(r.Context(), c)
-		if err := a.written(w, r, res.Result, err); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]any{"id": res.ID, "object": "invite", "invite_link": a.inviteLink(r, res.Token),
-			"expires_at": res.ExpiresAt.UTC().Truncate(time.Millisecond)}, nil
-	})).Methods(http.MethodPost)
+			if b.WorkspaceAPIKeyDetails != nil {
+				c.KeyDetails = &domain.InviteKeyDetails{Scopes: b.WorkspaceAPIKeyDetails.Scopes}
+			}
+			return c, nil
+		},
+		func(r *http.Request, _ struct{}, _ commands.CreateInvite, res commands.CreatedInvite) (int, any, error) {
+			return http.StatusOK, map[string]any{"id": res.ID, "object": "invite", "invite_link": a.inviteLink(r, res.Token),
+				"expires_at": res.ExpiresAt.UTC().Truncate(time.Millisecond)}, nil
+		}))).Methods(http.MethodPost)
 
 	r.Handle("/users/invites", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		actor := actorFrom(r.Context())
@@ -337,82 +312,68 @@ func (a *Admin) registerInvites(r *mux.Router) {
 		return http.StatusOK, inviteView(i, a.Now()), nil
 	})).Methods(http.MethodGet)
 
-	r.Handle("/users/invites/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		id, err := inviteID(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		res, err := cancel.Handle(r.Context(), commands.CancelInvite{InviteID: id})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]any{"id": id, "object": "invite", "status": domain.InviteStatusCancelled}, nil
-	})).Methods(http.MethodDelete)
+	r.Handle("/users/invites/{id}", on(pathWrite(a, a.Commands.CancelInvite, inviteID,
+		func(id string) commands.CancelInvite { return commands.CancelInvite{InviteID: id} },
+		func(id string) any {
+			return map[string]any{"id": id, "object": "invite", "status": domain.InviteStatusCancelled}
+		},
+	))).Methods(http.MethodDelete)
 
-	r.Handle("/users/invites/{id}/resend", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		id, err := inviteID(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		res, err := resend.Handle(r.Context(), commands.ResendInvite{InviteID: id})
-		if err := a.written(w, r, res.Result, err); err != nil {
-			return 0, nil, err
-		}
-		link := a.inviteLink(r, res.Token)
-		// The reference answers inviteLink; invite_link matches the create answer.
-		return http.StatusOK, map[string]any{"id": id, "object": "invite", "invite_link": link, "inviteLink": link,
-			"expires_at": res.ExpiresAt.UTC().Truncate(time.Millisecond)}, nil
-	})).Methods(http.MethodPost)
+	r.Handle("/users/invites/{id}/resend", on(write(a, a.Commands.ResendInvite, inviteID,
+		func(_ *http.Request, id string, _ noBody) (commands.ResendInvite, error) {
+			return commands.ResendInvite{InviteID: id}, nil
+		},
+		func(r *http.Request, id string, _ commands.ResendInvite, res commands.CreatedInvite) (int, any, error) {
+			link := a.inviteLink(r, res.Token)
+			// The reference answers inviteLink; invite_link matches the create answer.
+			return http.StatusOK, map[string]any{"id": id, "object": "invite", "invite_link": link, "inviteLink": link,
+				"expires_at": res.ExpiresAt.UTC().Truncate(time.Millisecond)}, nil
+		}))).Methods(http.MethodPost)
 }
 
 // acceptInvite serves the one admin route without an API key: the invite's token is the
 // credential, and the invitee acts as the user they become.
-func (a *Admin) acceptInvite(accept interface {
-	Handle(context.Context, commands.AcceptInvite) (commands.AcceptedInvite, error)
-}) http.Handler {
+func (a *Admin) acceptInvite(accept commands.Handler[commands.AcceptInvite, commands.AcceptedInvite]) http.Handler {
+	h := write(a, accept, nowhere,
+		func(r *http.Request, _ struct{}, b optionalBody[acceptBody]) (commands.AcceptInvite, error) {
+			token := b.V.Token
+			if token == "" {
+				token = r.URL.Query().Get("token")
+			}
+			return commands.AcceptInvite{Token: token, FirstName: b.V.FirstName, LastName: b.V.LastName}, nil
+		},
+		func(r *http.Request, _ struct{}, _ commands.AcceptInvite, res commands.AcceptedInvite) (int, any, error) {
+			u, _, err := a.Read.User(r.Context(), res.OrganisationID, res.UserID)
+			if err != nil {
+				return 0, nil, err
+			}
+			keys := make([]map[string]string, 0, len(res.Keys))
+			for _, k := range res.Keys {
+				keys = append(keys, map[string]string{"id": k.KeyID, "object": "api-key", "key": k.Key, "workspace_id": k.WorkspaceID})
+			}
+			view, err := a.userView(r.Context(), u)
+			if err != nil {
+				return 0, nil, err
+			}
+			return http.StatusOK, struct {
+				userAnswer
+				APIKeys []map[string]string `json:"api_keys"`
+			}{view, keys}, nil
+		})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !a.Features.APIAccess {
 			WriteError(w, r, a.Log, domain.Errorf(domain.CodeDisabled, "the admin API is turned off (API_ACCESS_ENABLED=OFF)"))
 			return
 		}
-		var b acceptBody
-		if r.ContentLength != 0 {
-			if err := decode(r, &b); err != nil {
-				WriteError(w, r, a.Log, err)
-				return
-			}
-		}
-		if b.Token == "" {
-			b.Token = r.URL.Query().Get("token")
-		}
-		ctx := commands.WithRequest(r.Context(), commands.Request{
+		r = r.WithContext(commands.WithRequest(r.Context(), commands.Request{
 			Actor: domain.Actor{Kind: domain.ActorUser}, RequestID: TraceID(r.Context()), ClientIP: clientIP(r),
 			UserAgent: r.UserAgent(), Method: r.Method, Path: r.URL.Path,
-		})
-		r = r.WithContext(ctx)
-		res, err := accept.Handle(ctx, commands.AcceptInvite{Token: b.Token, FirstName: b.FirstName, LastName: b.LastName})
-		err = a.written(w, r, res.Result, err)
+		}))
+		status, body, err := h(w, r)
 		if err != nil {
 			WriteError(w, r, a.Log, err)
 			return
 		}
-		u, _, err := a.Read.User(r.Context(), res.OrganisationID, res.UserID)
-		if err != nil {
-			WriteError(w, r, a.Log, err)
-			return
-		}
-		keys := make([]map[string]string, 0, len(res.Keys))
-		for _, k := range res.Keys {
-			keys = append(keys, map[string]string{"id": k.KeyID, "object": "api-key", "key": k.Key, "workspace_id": k.WorkspaceID})
-		}
-		view, err := a.userView(r.Context(), u)
-		if err != nil {
-			WriteError(w, r, a.Log, err)
-			return
-		}
-		WriteJSON(w, http.StatusOK, struct {
-			userAnswer
-			APIKeys []map[string]string `json:"api_keys"`
-		}{view, keys})
+		WriteJSON(w, status, body)
 	})
 }

@@ -99,66 +99,33 @@ func legacyParam(err error) error {
 	return &e
 }
 
-func (a *Admin) registerVirtualKeys(r *mux.Router, read GatewayResourceReader, sealer commands.Sealer, hosts commands.URLChecker) {
-	create := must(commands.NewCreateProviderHandler(a.Deps, sealer, hosts))
-	update := must(commands.NewUpdateProviderHandler(a.Deps, sealer, hosts))
-	archive := must(commands.NewArchiveProviderHandler(a.Deps))
+func (a *Admin) registerVirtualKeys(r *mux.Router, read GatewayResourceReader) {
 	on := func(h handler) http.Handler {
 		return a.route("virtual_key", func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 			status, body, err := h(w, r)
 			return status, body, legacyParam(err)
 		})
 	}
+	find := func(r *http.Request, scope string) (domain.Provider, error) {
+		return a.providerFromPath(r, scope, "virtual key")
+	}
 
-	r.Handle("/virtual-keys", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		c := commands.CreateProvider{VirtualKey: true}
-		err := decodeObject(r, func(name string, raw json.RawMessage) (bool, error) {
-			null := bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
-			switch name {
-			case "name":
-				return true, decodeField(name, raw, &c.Name)
-			case "slug":
-				return true, decodeField(name, raw, &c.Slug)
-			case "provider":
-				return true, decodeField(name, raw, &c.AIProviderID)
-			case "key":
-				return true, decodeField(name, raw, &c.Key)
-			case "note":
-				if null {
-					return true, nil
-				}
-				return true, decodeField(name, raw, &c.Note)
-			case "workspace_id":
-				return true, decodeField(name, raw, &c.WorkspaceID)
-			case "usage_limits":
-				return true, decodeField(name, raw, &c.UsageLimits)
-			case "rate_limits":
-				var err error
-				c.RateLimits, err = rateLimitsOf(name, raw)
-				return true, err
-			case "expires_at":
-				return true, decodeField(name, raw, &c.ExpiresAt)
-			case "tags":
-				return true, decodeField(name, raw, &c.Tags)
+	r.Handle("/virtual-keys", on(write(a, a.Commands.CreateProvider, nowhere,
+		func(_ *http.Request, _ struct{}, b virtualKeyCreateBody) (commands.CreateProvider, error) {
+			c := b.CreateProvider
+			c.VirtualKey = true
+			if c.AIProviderID == "" {
+				return c, domain.Invalid("provider", "provider is required: the provider type, such as openai or anthropic")
 			}
-			return legacySetting(&c.Configurations, name, raw)
-		})
-		if err != nil {
-			return 0, nil, err
-		}
-		if c.AIProviderID == "" {
-			return 0, nil, domain.Invalid("provider", "provider is required: the provider type, such as openai or anthropic")
-		}
-		res, err := create.Handle(r.Context(), c)
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		p, _, err := read.ManagedProvider(r.Context(), actorFrom(r.Context()).OrganisationID, res.ID)
-		if err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]any{"success": true, "data": map[string]string{"id": res.ID, "slug": p.Slug}}, nil
-	})).Methods(http.MethodPost)
+			return c, nil
+		},
+		func(r *http.Request, _ struct{}, _ commands.CreateProvider, res commands.Result) (int, any, error) {
+			p, _, err := read.ManagedProvider(r.Context(), actorFrom(r.Context()).OrganisationID, res.ID)
+			if err != nil {
+				return 0, nil, err
+			}
+			return http.StatusOK, map[string]any{"success": true, "data": map[string]string{"id": res.ID, "slug": p.Slug}}, nil
+		}))).Methods(http.MethodPost)
 
 	r.Handle("/virtual-keys", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		f, err := a.providerListFilter(r, "virtual_keys.list")
@@ -197,43 +164,82 @@ func (a *Admin) registerVirtualKeys(r *mux.Router, read GatewayResourceReader, s
 		return http.StatusOK, v, err
 	})).Methods(http.MethodGet)
 
-	r.Handle("/virtual-keys/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		p, err := a.providerFromPath(r, "virtual_keys.update", "virtual key")
-		if err != nil {
-			return 0, nil, err
-		}
-		c := commands.UpdateProvider{VirtualKey: true, ProviderID: p.ID}
-		if err := decodeObject(r, func(name string, raw json.RawMessage) (bool, error) {
-			if name == "configurations" {
-				return false, nil
+	r.Handle("/virtual-keys/{slug}", on(write(a, a.Commands.UpdateProvider, scoped(find, "virtual_keys.update"),
+		func(_ *http.Request, p domain.Provider, b virtualKeyUpdateBody) (commands.UpdateProvider, error) {
+			c := b.UpdateProvider
+			c.VirtualKey, c.ProviderID = true, p.ID
+			return c, nil
+		},
+		func(r *http.Request, p domain.Provider, _ commands.UpdateProvider, _ commands.Result) (int, any, error) {
+			p, _, err := read.ManagedProvider(r.Context(), p.OrganisationID, p.ID)
+			if err != nil {
+				return 0, nil, err
 			}
-			if known, err := providerUpdateField(&c, name, raw); known || err != nil {
-				return known, err
-			}
-			return legacySetting(&c.Configurations, name, raw)
-		}); err != nil {
-			return 0, nil, err
-		}
-		res, err := update.Handle(r.Context(), c)
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		if p, _, err = read.ManagedProvider(r.Context(), p.OrganisationID, p.ID); err != nil {
-			return 0, nil, err
-		}
-		v, err := virtualKeyView(r.Context(), a.reads(), p, a.Now())
-		return http.StatusOK, map[string]any{"success": true, "data": v}, err
-	})).Methods(http.MethodPut)
+			v, err := virtualKeyView(r.Context(), a.reads(), p, a.Now())
+			return http.StatusOK, map[string]any{"success": true, "data": v}, err
+		}))).Methods(http.MethodPut)
 
-	r.Handle("/virtual-keys/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		p, err := a.providerFromPath(r, "virtual_keys.delete", "virtual key")
-		if err != nil {
-			return 0, nil, err
+	r.Handle("/virtual-keys/{slug}", on(pathWrite(a, a.Commands.ArchiveProvider, scoped(find, "virtual_keys.delete"),
+		func(p domain.Provider) commands.ArchiveProvider {
+			return commands.ArchiveProvider{VirtualKey: true, ProviderID: p.ID}
+		},
+		func(p domain.Provider) any {
+			return map[string]any{"success": true, "data": map[string]string{"id": p.ID, "slug": p.Slug, "status": domain.StatusArchived}}
+		}))).Methods(http.MethodDelete)
+}
+
+// virtualKeyCreateBody is the legacy create body: the provider's fields by their old names,
+// and any other field a setting of its configuration (legacySetting).
+type virtualKeyCreateBody struct{ commands.CreateProvider }
+
+func (b *virtualKeyCreateBody) readBody(r *http.Request) error {
+	c := &b.CreateProvider
+	return decodeObject(r, func(name string, raw json.RawMessage) (bool, error) {
+		null := bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+		switch name {
+		case "name":
+			return true, decodeField(name, raw, &c.Name)
+		case "slug":
+			return true, decodeField(name, raw, &c.Slug)
+		case "provider":
+			return true, decodeField(name, raw, &c.AIProviderID)
+		case "key":
+			return true, decodeField(name, raw, &c.Key)
+		case "note":
+			if null {
+				return true, nil
+			}
+			return true, decodeField(name, raw, &c.Note)
+		case "workspace_id":
+			return true, decodeField(name, raw, &c.WorkspaceID)
+		case "usage_limits":
+			return true, decodeField(name, raw, &c.UsageLimits)
+		case "rate_limits":
+			var err error
+			c.RateLimits, err = rateLimitsOf(name, raw)
+			return true, err
+		case "expires_at":
+			return true, decodeField(name, raw, &c.ExpiresAt)
+		case "tags":
+			return true, decodeField(name, raw, &c.Tags)
 		}
-		res, err := archive.Handle(r.Context(), commands.ArchiveProvider{VirtualKey: true, ProviderID: p.ID})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
+		return legacySetting(&c.Configurations, name, raw)
+	})
+}
+
+// virtualKeyUpdateBody is the legacy update body: a provider's update fields, and any other
+// field a setting of its configuration; configurations itself is not taken.
+type virtualKeyUpdateBody struct{ commands.UpdateProvider }
+
+func (b *virtualKeyUpdateBody) readBody(r *http.Request) error {
+	c := &b.UpdateProvider
+	return decodeObject(r, func(name string, raw json.RawMessage) (bool, error) {
+		if name == "configurations" {
+			return false, nil
 		}
-		return http.StatusOK, map[string]any{"success": true, "data": map[string]string{"id": p.ID, "slug": p.Slug, "status": domain.StatusArchived}}, nil
-	})).Methods(http.MethodDelete)
+		if known, err := providerUpdateField(c, name, raw); known || err != nil {
+			return known, err
+		}
+		return legacySetting(&c.Configurations, name, raw)
+	})
 }

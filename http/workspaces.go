@@ -51,6 +51,11 @@ func (o *fieldPresence[T]) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &o.Value)
 }
 
+// workspaceMemberBody changes a member's role.
+type workspaceMemberBody struct {
+	Role string `json:"role"`
+}
+
 // workspaceMembersBody is the add-members body of the reference.
 type workspaceMembersBody struct {
 	Users []struct {
@@ -132,25 +137,16 @@ func workspaceMemberView(workspaceID string, m projections.WorkspaceMember) work
 }
 
 func (a *Admin) registerWorkspaces(r *mux.Router) {
-	create := must(commands.NewCreateWorkspaceHandler(a.Deps))
-	update := must(commands.NewUpdateWorkspaceHandler(a.Deps))
-	archive := must(commands.NewArchiveWorkspaceHandler(a.Deps))
-	restore := must(commands.NewRestoreWorkspaceHandler(a.Deps))
 	on := func(h handler) http.Handler { return a.route("workspace", h) }
 
-	r.Handle("/workspaces", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		var b workspaceCreateBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		res, err := create.Handle(r.Context(), commands.CreateWorkspace{Name: b.Name, Slug: b.Slug,
-			Description: b.Description, Defaults: b.Defaults, RateLimits: b.RateLimits, UsageLimits: b.UsageLimits,
-			PeriodicReset: b.PeriodicReset, PeriodicResetDays: b.PeriodicResetDays, NextUsageResetAt: b.NextUsageResetAt})
-		if err != nil {
-			return 0, nil, err
-		}
-		return a.answerWorkspace(w, r, res)
-	})).Methods(http.MethodPost)
+	r.Handle("/workspaces", on(write(a, a.Commands.CreateWorkspace, nowhere,
+		func(_ *http.Request, _ struct{}, b workspaceCreateBody) (commands.CreateWorkspace, error) {
+			return commands.CreateWorkspace{Name: b.Name, Slug: b.Slug,
+				Description: b.Description, Defaults: b.Defaults, RateLimits: b.RateLimits, UsageLimits: b.UsageLimits,
+				PeriodicReset: b.PeriodicReset, PeriodicResetDays: b.PeriodicResetDays, NextUsageResetAt: b.NextUsageResetAt}, nil
+		},
+		answerWorkspace[struct{}, commands.CreateWorkspace](a),
+	))).Methods(http.MethodPost)
 
 	r.Handle("/workspaces", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		actor := actorFrom(r.Context())
@@ -201,67 +197,47 @@ func (a *Admin) registerWorkspaces(r *mux.Router) {
 		return http.StatusOK, workspaceWithUsers{workspaceAnswer: workspaceView(ws), Users: users}, nil
 	})).Methods(http.MethodGet)
 
-	r.Handle("/workspaces/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		ws, err := a.pathWorkspace(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		var b workspaceUpdateBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		res, err := update.Handle(r.Context(), commands.UpdateWorkspace{WorkspaceID: ws.ID, UpdateWorkspace: domain.UpdateWorkspace{
-			Name: b.Name, Description: b.Description, Defaults: b.Defaults, RateLimits: b.RateLimits,
-			UsageLimits: b.UsageLimits, ResetGiven: b.PeriodicReset.Set || b.PeriodicResetDays.Set,
-			PeriodicReset: b.PeriodicReset.Value, PeriodicResetDays: b.PeriodicResetDays.Value,
-			NextUsageResetAt: b.NextUsageResetAt}})
-		if err != nil {
-			return 0, nil, err
-		}
-		return a.answerWorkspace(w, r, res)
-	})).Methods(http.MethodPut)
+	r.Handle("/workspaces/{id}", on(write(a, a.Commands.UpdateWorkspace, a.pathWorkspace,
+		func(_ *http.Request, ws domain.Workspace, b workspaceUpdateBody) (commands.UpdateWorkspace, error) {
+			return commands.UpdateWorkspace{WorkspaceID: ws.ID, UpdateWorkspace: domain.UpdateWorkspace{
+				Name: b.Name, Description: b.Description, Defaults: b.Defaults, RateLimits: b.RateLimits,
+				UsageLimits: b.UsageLimits, ResetGiven: b.PeriodicReset.Set || b.PeriodicResetDays.Set,
+				PeriodicReset: b.PeriodicReset.Value, PeriodicResetDays: b.PeriodicResetDays.Value,
+				NextUsageResetAt: b.NextUsageResetAt}}, nil
+		},
+		answerWorkspace[domain.Workspace, commands.UpdateWorkspace](a),
+	))).Methods(http.MethodPut)
 
-	r.Handle("/workspaces/{id}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		ws, err := a.pathWorkspace(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		res, err := archive.Handle(r.Context(), commands.ArchiveWorkspace{WorkspaceID: ws.ID})
-		if err != nil {
-			return 0, nil, err
-		}
-		return a.answerWorkspace(w, r, res)
-	})).Methods(http.MethodDelete)
+	r.Handle("/workspaces/{id}", on(write(a, a.Commands.ArchiveWorkspace, a.pathWorkspace,
+		func(_ *http.Request, ws domain.Workspace, _ noBody) (commands.ArchiveWorkspace, error) {
+			return commands.ArchiveWorkspace{WorkspaceID: ws.ID}, nil
+		},
+		answerWorkspace[domain.Workspace, commands.ArchiveWorkspace](a),
+	))).Methods(http.MethodDelete)
 
-	r.Handle("/workspaces/{id}/restore", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		ws, err := a.pathWorkspace(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		res, err := restore.Handle(r.Context(), commands.RestoreWorkspace{WorkspaceID: ws.ID})
-		if err != nil {
-			return 0, nil, err
-		}
-		return a.answerWorkspace(w, r, res)
-	})).Methods(http.MethodPost)
+	r.Handle("/workspaces/{id}/restore", on(write(a, a.Commands.RestoreWorkspace, a.pathWorkspace,
+		func(_ *http.Request, ws domain.Workspace, _ noBody) (commands.RestoreWorkspace, error) {
+			return commands.RestoreWorkspace{WorkspaceID: ws.ID}, nil
+		},
+		answerWorkspace[domain.Workspace, commands.RestoreWorkspace](a),
+	))).Methods(http.MethodPost)
 
 	a.registerWorkspaceMembers(r)
 	a.registerOrganisation(r)
 }
 
 // answerWorkspace answers a workspace write with the workspace as it now reads.
-func (a *Admin) answerWorkspace(w http.ResponseWriter, r *http.Request, res commands.Result) (int, any, error) {
-	if err := a.written(w, r, res, nil); err != nil {
-		return 0, nil, err
+func answerWorkspace[T, C any](a *Admin) func(r *http.Request, _ T, _ C, res commands.Result) (int, any, error) {
+	return func(r *http.Request, _ T, _ C, res commands.Result) (int, any, error) {
+		ws, ok, err := a.Read.Workspace(r.Context(), actorFrom(r.Context()).OrganisationID, res.ID)
+		if err != nil {
+			return 0, nil, err
+		}
+		if !ok {
+			return 0, nil, domain.Errorf(domain.CodeNotFound, "workspace %s not found", res.ID)
+		}
+		return http.StatusOK, workspaceView(ws), nil
 	}
-	ws, ok, err := a.Read.Workspace(r.Context(), actorFrom(r.Context()).OrganisationID, res.ID)
-	if err != nil {
-		return 0, nil, err
-	}
-	if !ok {
-		return 0, nil, domain.Errorf(domain.CodeNotFound, "workspace %s not found", res.ID)
-	}
-	return http.StatusOK, workspaceView(ws), nil
 }
 
 // pathWorkspace finds the workspace that the path's {id} names, by id or by slug (the
@@ -278,42 +254,31 @@ func (a *Admin) visibleWorkspace(r *http.Request) (domain.Workspace, error) {
 }
 
 func (a *Admin) registerWorkspaceMembers(r *mux.Router) {
-	add := must(commands.NewAddWorkspaceMembersHandler(a.Deps))
-	change := must(commands.NewChangeWorkspaceMemberRoleHandler(a.Deps))
-	remove := must(commands.NewRemoveWorkspaceMemberHandler(a.Deps))
 	on := func(h handler) http.Handler { return a.route("workspace_member", h) }
 
-	r.Handle("/workspaces/{id}/users", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		ws, err := a.pathWorkspace(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		var b workspaceMembersBody
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		users := make([]domain.MemberRole, len(b.Users))
-		for i, u := range b.Users {
-			users[i] = domain.MemberRole{UserID: u.ID, Role: u.Role}
-		}
-		res, err := add.Handle(r.Context(), commands.AddWorkspaceMembers{WorkspaceID: ws.ID, Users: users})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		members, err := a.Read.WorkspaceMembers(r.Context(), ws.OrganisationID, ws.ID)
-		if err != nil {
-			return 0, nil, err
-		}
-		added := []workspaceMemberAnswer{}
-		for _, m := range members {
-			for _, u := range users {
-				if u.UserID == m.User.ID {
-					added = append(added, workspaceMemberView(ws.ID, m))
+	r.Handle("/workspaces/{id}/users", on(write(a, a.Commands.AddWorkspaceMembers, a.pathWorkspace,
+		func(_ *http.Request, ws domain.Workspace, b workspaceMembersBody) (commands.AddWorkspaceMembers, error) {
+			users := make([]domain.MemberRole, len(b.Users))
+			for i, u := range b.Users {
+				users[i] = domain.MemberRole{UserID: u.ID, Role: u.Role}
+			}
+			return commands.AddWorkspaceMembers{WorkspaceID: ws.ID, Users: users}, nil
+		},
+		func(r *http.Request, ws domain.Workspace, c commands.AddWorkspaceMembers, _ commands.Result) (int, any, error) {
+			members, err := a.Read.WorkspaceMembers(r.Context(), ws.OrganisationID, ws.ID)
+			if err != nil {
+				return 0, nil, err
+			}
+			added := []workspaceMemberAnswer{}
+			for _, m := range members {
+				for _, u := range c.Users {
+					if u.UserID == m.User.ID {
+						added = append(added, workspaceMemberView(ws.ID, m))
+					}
 				}
 			}
-		}
-		return http.StatusOK, listAnswer[workspaceMemberAnswer]{Object: "list", Total: len(added), PageSize: len(added), Data: added}, nil
-	})).Methods(http.MethodPost)
+			return http.StatusOK, listAnswer[workspaceMemberAnswer]{Object: "list", Total: len(added), PageSize: len(added), Data: added}, nil
+		}))).Methods(http.MethodPost)
 
 	r.Handle("/workspaces/{id}/users", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		actor := actorFrom(r.Context())
@@ -368,36 +333,20 @@ func (a *Admin) registerWorkspaceMembers(r *mux.Router) {
 		return http.StatusOK, m, err
 	})).Methods(http.MethodGet)
 
-	r.Handle("/workspaces/{id}/users/{userId}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		ws, err := a.pathWorkspace(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		var b struct {
-			Role string `json:"role"`
-		}
-		if err := decode(r, &b); err != nil {
-			return 0, nil, err
-		}
-		res, err := change.Handle(r.Context(), commands.ChangeWorkspaceMemberRole{WorkspaceID: ws.ID,
-			UserID: mux.Vars(r)["userId"], Role: b.Role})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		m, err := member(r, ws)
-		return http.StatusOK, m, err
-	})).Methods(http.MethodPut)
+	r.Handle("/workspaces/{id}/users/{userId}", on(write(a, a.Commands.ChangeWorkspaceMemberRole, a.pathWorkspace,
+		func(r *http.Request, ws domain.Workspace, b workspaceMemberBody) (commands.ChangeWorkspaceMemberRole, error) {
+			return commands.ChangeWorkspaceMemberRole{WorkspaceID: ws.ID, UserID: mux.Vars(r)["userId"], Role: b.Role}, nil
+		},
+		func(r *http.Request, ws domain.Workspace, _ commands.ChangeWorkspaceMemberRole, _ commands.Result) (int, any, error) {
+			m, err := member(r, ws)
+			return http.StatusOK, m, err
+		}))).Methods(http.MethodPut)
 
-	r.Handle("/workspaces/{id}/users/{userId}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		ws, err := a.pathWorkspace(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		userID := mux.Vars(r)["userId"]
-		res, err := remove.Handle(r.Context(), commands.RemoveWorkspaceMember{WorkspaceID: ws.ID, UserID: userID})
-		if err := a.written(w, r, res, err); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, map[string]string{"id": userID, "workspace_id": ws.ID, "object": "workspace-user", "status": "removed"}, nil
-	})).Methods(http.MethodDelete)
+	r.Handle("/workspaces/{id}/users/{userId}", on(write(a, a.Commands.RemoveWorkspaceMember, a.pathWorkspace,
+		func(r *http.Request, ws domain.Workspace, _ noBody) (commands.RemoveWorkspaceMember, error) {
+			return commands.RemoveWorkspaceMember{WorkspaceID: ws.ID, UserID: mux.Vars(r)["userId"]}, nil
+		},
+		func(_ *http.Request, ws domain.Workspace, c commands.RemoveWorkspaceMember, _ commands.Result) (int, any, error) {
+			return http.StatusOK, map[string]string{"id": c.UserID, "workspace_id": ws.ID, "object": "workspace-user", "status": "removed"}, nil
+		}))).Methods(http.MethodDelete)
 }

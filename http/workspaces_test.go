@@ -404,13 +404,15 @@ func TestWorkspaceBudgetOverHTTP(t *testing.T) {
 		"usage_limits": []map[string]any{{"credit_limit": 100, "type": "cost"}}})
 	require.Equal(t, http.StatusOK, created.Status, string(created.Raw))
 	id := created.Str("id")
-	exhaust := must(commands.NewExhaustWorkspaceBudgetHandler(api.Deps))
-	reset := must(commands.NewResetWorkspaceUsageHandler(api.Deps))
+	exhaust, err := commands.NewExhaustWorkspaceBudgetHandler(api.Deps)
+	require.NoError(t, err)
+	reset, err := commands.NewResetWorkspaceUsageHandler(api.Deps)
+	require.NoError(t, err)
 
 	// Only the system decides that a budget is exhausted.
 	adminCtx := commands.WithRequest(context.Background(), commands.Request{Actor: domain.Actor{Kind: domain.ActorAPIKey,
 		ID: "k", OrganisationID: api.OrgID, KeyType: domain.KeyOrganisationService, OrgRole: domain.RoleAdmin, Scopes: domain.AllScopes()}})
-	_, err := exhaust.Handle(adminCtx, commands.ExhaustWorkspaceBudget{WorkspaceID: id, LimitType: domain.UsageCost, CurrentUsage: 100})
+	_, err = exhaust.Handle(adminCtx, commands.ExhaustWorkspaceBudget{WorkspaceID: id, LimitType: domain.UsageCost, CurrentUsage: 100})
 	assert.Equal(t, domain.CodeForbidden, domain.ErrorCode(err))
 
 	require.NoError(t, workspacesTestSystem(t, api, func(ctx context.Context) (commands.Result, error) {

@@ -122,7 +122,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	m.closers = append(m.closers, readModels.close)
-	admin, err := m.startControlPlane(ctx, startCtx, readModels.pool)
+	guard, err := egressGuard(cfg)
+	if err != nil {
+		return err
+	}
+	admin, err := m.startControlPlane(ctx, startCtx, readModels.pool, guard)
 	if err != nil {
 		return err
 	}
@@ -136,7 +140,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.startLogExports(admin); err != nil {
 		return err
 	}
-	gw, err := m.startGateway(admin)
+	gw, err := m.startGateway(admin, guard)
 	if err != nil {
 		return err
 	}
@@ -179,10 +183,25 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	return nil
 }
 
+// egressGuard is the check of the hosts that requests leave for: custom hosts on the gateway,
+// and the base URLs admins set on integrations, providers and configs.
+func egressGuard(cfg Config) (*egress.Guard, error) {
+	allowed, err := egress.ParseAllowList(cfg.AllowedHosts)
+	if err != nil {
+		return nil, fmt.Errorf("CAUSEWAY_ALLOWED_HOSTS: %w", err)
+	}
+	guard, err := egress.New(allowed)
+	if err != nil {
+		return nil, fmt.Errorf("CAUSEWAY_ALLOWED_HOSTS: %w", err)
+	}
+	return guard, nil
+}
+
 // startControlPlane folds the history into the routing tables, bootstraps the first start, and
 // keeps the read models current in the background: the routing tables in memory in every
-// process and, with DATABASE_URL, the PostgreSQL read model that admin reads come from.
-func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Pool) (*httpapi.Admin, error) {
+// process and, with DATABASE_URL, the PostgreSQL read model that admin reads come from. It
+// assembles the write side's handlers (commands.App) once, for the admin API.
+func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Pool, guard *egress.Guard) (*httpapi.Admin, error) {
 	reg := domain.NewRegistry()
 	// In server mode PostgreSQL keeps the audit log; the routing tables need only the state.
 	// Every aggregate they fold also feeds the gateway's routing index.
@@ -231,9 +250,15 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 			return nil, err
 		}
 	}
+	adminRead := httpapi.WithLiveUsage(read, m.Ledger)
+	// Base URLs on integrations, providers and configs are checked as custom hosts are.
+	app, err := commands.NewApp(commands.AppDeps{Deps: deps, Secret: secret, URLCheck: guard, Memberships: adminRead})
+	if err != nil {
+		return nil, fmt.Errorf("commands: %w", err)
+	}
 	f := m.Config.Features
 	return &httpapi.Admin{
-		Log: m.Logger, Read: httpapi.WithLiveUsage(read, m.Ledger), Deps: deps, Secret: secret, Now: deps.Now,
+		Log: m.Logger, Read: adminRead, Commands: app, Deps: deps, Secret: secret, Now: deps.Now,
 		Features: httpapi.Features{APIAccess: f.APIAccess, Policy: f.Policy, UsageLimits: f.UsageLimits,
 			AuditLogs: f.AuditLogs, DataExports: f.DataExports},
 		RecordDenial: m.recordDenial, PublicURL: m.Config.PublicURL,
@@ -252,15 +277,7 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 // startGateway builds the data plane: provider adapters, the engine that runs configs, the
 // rate limiter, the egress guard for custom hosts, and the request log pipeline. It reads only
 // the in-memory routing tables.
-func (m *Main) startGateway(admin *httpapi.Admin) (*httpapi.Gateway, error) {
-	allowed, err := egress.ParseAllowList(m.Config.AllowedHosts)
-	if err != nil {
-		return nil, fmt.Errorf("CAUSEWAY_ALLOWED_HOSTS: %w", err)
-	}
-	guard, err := egress.New(allowed)
-	if err != nil {
-		return nil, fmt.Errorf("CAUSEWAY_ALLOWED_HOSTS: %w", err)
-	}
+func (m *Main) startGateway(admin *httpapi.Admin, guard *egress.Guard) (*httpapi.Gateway, error) {
 	adapters := all.Default()
 	sink, err := m.startLogPipeline()
 	if err != nil {
@@ -278,7 +295,6 @@ func (m *Main) startGateway(admin *httpapi.Admin) (*httpapi.Gateway, error) {
 	}
 	m.closers = append(m.closers, book.Close)
 	admin.Pricing = book
-	admin.URLCheck = guard // base URLs on integrations and providers are checked as custom hosts
 	client := guard.Client(0)
 	// The data plane reads only memory: the routing index, the provider directory (the same
 	// index, which alone holds the sealed credentials) and the usage ledger.
