@@ -171,7 +171,7 @@ func Load[A domain.Aggregate](ctx context.Context, d Deps, stream string, newAgg
 // short, growing, jittered pause), so ordinary contention never fails it; only a write that
 // asked for optimistic concurrency (If-Match) is refused when the stream has moved.
 const (
-	conflictWindow   = 10 * time.Second
+	conflictWindow   = 30 * time.Second
 	conflictPause    = time.Millisecond
 	conflictPauseMax = 50 * time.Millisecond
 )

@@ -91,7 +91,7 @@ type Grant struct {
 
 const (
 	defaultLeaseShare = 0.25
-	defaultLeaseWait  = time.Second
+	defaultLeaseWait  = 3 * time.Second
 	defaultLeaseIdle  = 2 * time.Second
 	// leasePause is the first wait between two takes of a request that found too little left;
 	// it doubles to leasePauseMax while the other instances return what they hold.
@@ -131,6 +131,9 @@ type leases struct {
 	returns []*counter
 	holding map[*counter]struct{}
 	byName  map[rowKey]*counter
+	// flushNow asks Run for a flush before the next tick (a demand for a budget with usage not
+	// yet written).
+	flushNow bool
 }
 
 func newLeases(src Leases) leases {
@@ -399,6 +402,9 @@ func (l *Ledger) demanded(d Demand) {
 		return
 	}
 	l.giveBackLocked(c)
+	// What was spent of the lease is written at once too, so that the instance short of the
+	// budget sees the usage and knows whether the limit is reached.
+	l.leases.flushNow = l.leases.flushNow || c.unflushed > 0
 }
 
 // DropLeases forgets every lease this instance holds, without returning them: another

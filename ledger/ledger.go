@@ -251,7 +251,7 @@ type Options struct {
 	// request needs; default 0.25, at most 1.
 	LeaseShare float64
 	// LeaseWait bounds how long a request waits for allowance when its instance holds too
-	// little and the limit is not reached; default 1 s.
+	// little and the limit is not reached; default 3 s.
 	LeaseWait time.Duration
 	// LeaseIdle is how long a lease nobody reserves against is kept before it is returned;
 	// default 2 s.
@@ -498,12 +498,18 @@ func (l *Ledger) admitLocked(r *Reservation, final *takeResult) (*Refusal, []ask
 			if need <= 0 {
 				break
 			}
-			if final == nil {
+			// Hopeless: even if every other instance gave back all it holds, the usage known
+			// (the store's, as of the last take, and this instance's) leaves no room.
+			hopeless := c.used+c.reserved+it.amt > b.Limit+tolerance(b.Limit)
+			if final == nil && !hopeless {
 				short = append(short, ask{c: c, Ask: Ask{Budget: c.name, Period: c.period, Limit: b.Limit, Need: need, Step: b.step()}})
 				continue
 			}
 			ref = &Refusal{Index: i, Budget: *b, Used: c.used, Reserved: c.reserved, Requested: it.amt,
-				Elsewhere: max(0, c.elsewhere), Err: final.err}
+				Elsewhere: max(0, c.elsewhere)}
+			if final != nil && !hopeless {
+				ref.Err = final.err
+			}
 		case c.used+c.reserved+it.amt > b.Limit+tolerance(b.Limit):
 			ref = &Refusal{Index: i, Budget: *b, Used: c.used, Reserved: c.reserved, Requested: it.amt}
 		}
@@ -864,6 +870,15 @@ func (l *Ledger) Run(ctx context.Context) error {
 			}
 			l.demanded(d)
 			l.leaseWork(ctx)
+			l.mu.Lock()
+			flush := l.leases.flushNow
+			l.leases.flushNow = false
+			l.mu.Unlock()
+			if flush {
+				fctx, cancel := context.WithTimeout(ctx, flushTimeout)
+				_ = l.Flush(fctx)
+				cancel()
+			}
 		case <-ctx.Done():
 			return nil
 		case <-l.stop:
