@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/causeway/causeway/internal/syncbuf"
 )
 
 // mapWriter is a real in-process Writer: a table keyed by row id, so Insert is idempotent by
@@ -220,7 +222,7 @@ func TestPipelineOutage(t *testing.T) {
 	w := newMapWriter()
 	w.setDown(true)
 	spool := openSpool(t, t.TempDir(), 64<<20)
-	var logged lockedBuffer
+	var logged syncbuf.Buffer
 	r := startPipeline(t, w, spool, Options{
 		BatchSize: 300, FlushInterval: 10 * time.Millisecond, RetryMin: 5 * time.Millisecond, RetryMax: 40 * time.Millisecond,
 		Log: slog.New(slog.NewTextHandler(&logged, nil)),
@@ -250,24 +252,6 @@ func TestPipelineOutage(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(logged.String(), "level=WARN msg=\"request log store down"), logged.String())
 	assert.Equal(t, 1, strings.Count(logged.String(), "level=INFO msg=\"request log store is back"), logged.String())
 	assert.Empty(t, stats.LastError)
-}
-
-// lockedBuffer is a log destination safe for the pipeline's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func TestPipelineRestartDeliversSpool(t *testing.T) {

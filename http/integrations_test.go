@@ -19,6 +19,7 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
+	"github.com/causeway/causeway/internal/syncbuf"
 )
 
 // gatewayAPI is the test API with the gateway's admin resources routed in front of the rest
@@ -28,31 +29,14 @@ type gatewayAPI struct {
 	*testAPI
 	mu      sync.Mutex
 	bodies  [][]byte
-	logs    *lockedBuffer
+	logs    *syncbuf.Buffer
 	secrets []string
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func newGatewayAPI(t *testing.T) *gatewayAPI {
 	t.Helper()
 	api := newTestAPI(t)
-	g := &gatewayAPI{testAPI: api, logs: &lockedBuffer{}}
+	g := &gatewayAPI{testAPI: api, logs: &syncbuf.Buffer{}}
 	log := slog.New(slog.NewTextHandler(g.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	admin := &Admin{Log: log, Read: api.Read, Commands: api.AdminAPI.Commands, Deps: api.Deps, Secret: bytes.Repeat([]byte("s"), 32), Now: api.Now,
 		WriteWait: 5 * time.Second, Features: Features{APIAccess: true, Policy: true, UsageLimits: true, AuditLogs: true},

@@ -253,42 +253,7 @@ func (a *Admin) registerProviders(r *mux.Router, read GatewayResourceReader) {
 			return http.StatusOK, map[string]string{"id": res.ID, "slug": p.Slug, "object": "provider"}, nil
 		}))).Methods(http.MethodPost)
 
-	r.Handle("/providers", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		f, err := a.providerListFilter(r, "providers.list")
-		if err != nil {
-			return 0, nil, err
-		}
-		now := a.Now()
-		views := []providerAnswer{}
-		found, err := a.reads().ManagedProviders(r.Context(), f)
-		if err != nil {
-			return 0, nil, err
-		}
-		for _, p := range found {
-			v, err := providerView(r.Context(), a.reads(), p, now)
-			if err != nil {
-				return 0, nil, err
-			}
-			views = append(views, v)
-		}
-		list, err := page(r, views)
-		return http.StatusOK, list, err
-	})).Methods(http.MethodGet)
-
-	r.Handle("/providers/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		p, err := a.providerFromPath(r, "providers.read", "provider")
-		if err != nil {
-			return 0, nil, err
-		}
-		if asOfRequested(r) {
-			return providerAsOf(a, w, r, p.ID, func(p domain.Provider, at time.Time) (any, error) {
-				v, err := providerView(r.Context(), a.reads(), p, at)
-				return v, err
-			})
-		}
-		v, err := providerView(r.Context(), a.reads(), p, a.Now())
-		return http.StatusOK, v, err
-	})).Methods(http.MethodGet)
+	managedProviderReads(a, r, on, "/providers", "providers", "provider", providerView)
 
 	r.Handle("/providers/{slug}", on(write(a, a.Commands.UpdateProvider, scoped(find, "providers.update"),
 		func(_ *http.Request, p domain.Provider, b providerUpdateBody) (commands.UpdateProvider, error) {
@@ -319,4 +284,46 @@ func (b *providerUpdateBody) readBody(r *http.Request) error {
 	return decodeObject(r, func(name string, raw json.RawMessage) (bool, error) {
 		return providerUpdateField(&b.UpdateProvider, name, raw)
 	})
+}
+
+// managedProviderReads registers the list of managed providers at base and one by its slug at
+// base/{slug}, each rendered by view: /providers and /virtual-keys are one resource in two
+// shapes, read with the scopes <scopes>.list and <scopes>.read.
+func managedProviderReads[V any](a *Admin, r *mux.Router, on func(handler) http.Handler, base, scopes, noun string,
+	view func(context.Context, *queries.Queries, domain.Provider, time.Time) (V, error)) {
+	r.Handle(base, on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		f, err := a.providerListFilter(r, scopes+".list")
+		if err != nil {
+			return 0, nil, err
+		}
+		now := a.Now()
+		views := []V{}
+		found, err := a.reads().ManagedProviders(r.Context(), f)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, p := range found {
+			v, err := view(r.Context(), a.reads(), p, now)
+			if err != nil {
+				return 0, nil, err
+			}
+			views = append(views, v)
+		}
+		list, err := page(r, views)
+		return http.StatusOK, list, err
+	})).Methods(http.MethodGet)
+
+	r.Handle(base+"/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		p, err := a.providerFromPath(r, scopes+".read", noun)
+		if err != nil {
+			return 0, nil, err
+		}
+		if asOfRequested(r) {
+			return providerAsOf(a, w, r, p.ID, func(p domain.Provider, at time.Time) (any, error) {
+				return view(r.Context(), a.reads(), p, at)
+			})
+		}
+		v, err := view(r.Context(), a.reads(), p, a.Now())
+		return http.StatusOK, v, err
+	})).Methods(http.MethodGet)
 }

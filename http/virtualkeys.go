@@ -127,42 +127,7 @@ func (a *Admin) registerVirtualKeys(r *mux.Router, read GatewayResourceReader) {
 			return http.StatusOK, map[string]any{"success": true, "data": map[string]string{"id": res.ID, "slug": p.Slug}}, nil
 		}))).Methods(http.MethodPost)
 
-	r.Handle("/virtual-keys", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		f, err := a.providerListFilter(r, "virtual_keys.list")
-		if err != nil {
-			return 0, nil, err
-		}
-		now := a.Now()
-		views := []virtualKeyAnswer{}
-		found, err := a.reads().ManagedProviders(r.Context(), f)
-		if err != nil {
-			return 0, nil, err
-		}
-		for _, p := range found {
-			v, err := virtualKeyView(r.Context(), a.reads(), p, now)
-			if err != nil {
-				return 0, nil, err
-			}
-			views = append(views, v)
-		}
-		list, err := page(r, views)
-		return http.StatusOK, list, err
-	})).Methods(http.MethodGet)
-
-	r.Handle("/virtual-keys/{slug}", on(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		p, err := a.providerFromPath(r, "virtual_keys.read", "virtual key")
-		if err != nil {
-			return 0, nil, err
-		}
-		if asOfRequested(r) {
-			return providerAsOf(a, w, r, p.ID, func(p domain.Provider, at time.Time) (any, error) {
-				v, err := virtualKeyView(r.Context(), a.reads(), p, at)
-				return v, err
-			})
-		}
-		v, err := virtualKeyView(r.Context(), a.reads(), p, a.Now())
-		return http.StatusOK, v, err
-	})).Methods(http.MethodGet)
+	managedProviderReads(a, r, on, "/virtual-keys", "virtual_keys", "virtual key", virtualKeyView)
 
 	r.Handle("/virtual-keys/{slug}", on(write(a, a.Commands.UpdateProvider, scoped(find, "virtual_keys.update"),
 		func(_ *http.Request, p domain.Provider, b virtualKeyUpdateBody) (commands.UpdateProvider, error) {

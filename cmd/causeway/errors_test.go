@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/causeway/causeway/gateway/providers/providertest"
+	"github.com/causeway/causeway/internal/syncbuf"
 )
 
 // Errors say whose they are and why: a provider's error keeps its status and body and is
@@ -46,31 +45,13 @@ func decodeAPIError(t *testing.T, raw []byte) apiError {
 	return body.Error
 }
 
-// syncBuffer is a server log a test can read while the server writes it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // startLogged is startGateway with the server's log kept, and the allowed hosts given.
-func startLogged(t *testing.T, allowed string) (*Main, *syncBuffer) {
+func startLogged(t *testing.T, allowed string) (*Main, *syncbuf.Buffer) {
 	t.Helper()
 	cfg, err := LoadConfig(env(map[string]string{"CAUSEWAY_ADDR": "127.0.0.1:0", "CAUSEWAY_DATA_DIR": t.TempDir(),
 		"CAUSEWAY_STARTUP_TIMEOUT": "5s", "CAUSEWAY_BOOTSTRAP_ADMIN_KEY": gatewayKey, "CAUSEWAY_ALLOWED_HOSTS": allowed}))
 	require.NoError(t, err)
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	m := NewMain(cfg, logs, "test")
 	require.NoError(t, m.Run(context.Background()))
 	t.Cleanup(func() { require.NoError(t, m.Close()) })

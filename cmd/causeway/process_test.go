@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/causeway/causeway/gateway/providers/providertest"
+	"github.com/causeway/causeway/internal/syncbuf"
 	"github.com/causeway/causeway/migrations/migrationstest"
 )
 
@@ -49,7 +50,7 @@ func causewayBinary(t *testing.T) string {
 type process struct {
 	cmd  *exec.Cmd
 	addr string
-	log  *syncBuffer
+	log  *syncbuf.Buffer
 }
 
 // startProcess runs `causeway serve` with env on a free port and waits until it answers.
@@ -64,7 +65,7 @@ func startProcess(t *testing.T, env map[string]string) *process {
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	p := &process{cmd: cmd, addr: addr, log: &syncBuffer{}}
+	p := &process{cmd: cmd, addr: addr, log: &syncbuf.Buffer{}}
 	cmd.Stdout, cmd.Stderr = p.log, p.log
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { p.stop() })

@@ -21,6 +21,7 @@ import (
 
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/gateway/providers/providertest"
+	"github.com/causeway/causeway/internal/syncbuf"
 )
 
 // readmeBlock is one fenced block of the README: its info string and its text.
@@ -138,7 +139,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 	for k, v := range vars {
 		serve.Env = append(serve.Env, k+"="+v)
 	}
-	serveLog := &syncBuffer{}
+	serveLog := &syncbuf.Buffer{}
 	serve.Stdout, serve.Stderr = serveLog, serveLog
 	require.NoError(t, serve.Start())
 	t.Cleanup(func() {
