@@ -1,5 +1,11 @@
 package commands
 
+import (
+	"context"
+
+	"github.com/causeway/causeway/eventstore"
+)
+
 // AppDeps are what the application's handlers are built from.
 type AppDeps struct {
 	Deps
@@ -71,6 +77,18 @@ type App struct {
 	AddWorkspaceMembers       Handler[AddWorkspaceMembers, Result]
 	ChangeWorkspaceMemberRole Handler[ChangeWorkspaceMemberRole, Result]
 	RemoveWorkspaceMember     Handler[RemoveWorkspaceMember, Result]
+
+	store EventStore // for Revision
+}
+
+// Revision is the last revision of a resource's stream: its ETag, which a write may send back
+// as If-Match (Request.IfMatch). false: the stream holds nothing.
+func (app *App) Revision(ctx context.Context, stream string) (uint64, bool, error) {
+	recs, err := app.store.ReadStream(ctx, stream, eventstore.Backwards, eventstore.StreamEnd, 1)
+	if err != nil || len(recs) == 0 {
+		return 0, false, err
+	}
+	return recs[0].Revision, true, nil
 }
 
 // NewApp builds every handler from d; it refuses with the first constructor's error when a
@@ -95,6 +113,8 @@ func NewApp(d AppDeps) (app *App, err error) {
 	}()
 	deps := d.Deps
 	return &App{
+		store: deps.Store,
+
 		CreateAPIKey: wired(NewCreateAPIKeyHandler(deps, d.Secret)),
 		UpdateAPIKey: wired(NewUpdateAPIKeyHandler(deps)),
 		DeleteAPIKey: wired(NewDeleteAPIKeyHandler(deps)),

@@ -32,6 +32,9 @@ const (
 	CodeUnprocessable Code = "unprocessable"
 	// CodePrecondition: the request's If-Match names a revision the resource has moved past: 412.
 	CodePrecondition Code = "precondition_failed"
+	// CodeGatewayTimeout: a write was saved, but not every instance applied it within the wait
+	// the request asked for: 504.
+	CodeGatewayTimeout Code = "gateway_timeout"
 )
 
 // Error is the one error type of the application. Message is safe to show to the client;

@@ -46,6 +46,8 @@ type Admin struct {
 	// PublicURL is how clients reach this service (CAUSEWAY_PUBLIC_URL), for links such as
 	// invites; empty: taken from each request's Host.
 	PublicURL string
+	// Instances lists the deployment's instances (server mode: cluster/postgres); nil embedded.
+	Instances Instances
 	// WriteWait bounds read-your-writes: a write answers once the read model has its events.
 	WriteWait time.Duration
 	// Analytics is the request log store (SQLite or ClickHouse); nil: no analytics or logs routes.
@@ -115,6 +117,18 @@ func (a *Admin) route(resource string, h handler) http.Handler {
 		if err := a.idempotent(r, &req); err != nil {
 			WriteError(w, r, a.Log, err)
 			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			// Refused before the write, so that a header the write cannot honour leaves
+			// nothing half done.
+			if _, err := instancesWait(r); err != nil {
+				WriteError(w, r, a.Log, err)
+				return
+			}
+			if req.IfMatch, err = ifMatch(r); err != nil {
+				WriteError(w, r, a.Log, err)
+				return
+			}
 		}
 		ctx := context.WithValue(r.Context(), actorKey{}, actor)
 		r = r.WithContext(commands.WithRequest(ctx, req))
@@ -194,7 +208,11 @@ func (a *Admin) written(w http.ResponseWriter, r *http.Request, res commands.Res
 		return &domain.Error{Code: domain.CodeUnavailable, Err: err, Message: fmt.Sprintf(
 			"the change was saved (position %d) but the read model has not caught up within %s; retry the read with min_position", res.Position, wait)}
 	}
-	return nil
+	all, err := instancesWait(r)
+	if err != nil {
+		return err
+	}
+	return a.waitForInstances(r, res.Position, all)
 }
 
 // waitForMinPosition honours ?min_position= (or the position header) on reads.

@@ -147,6 +147,7 @@ func (a *Admin) registerAPIKeys(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
+		a.etag(w, r, domain.APIKeyPrefix, k.ID)
 		return http.StatusOK, apiKeyView(k, a.Now()), nil
 	})).Methods(http.MethodGet)
 

@@ -243,6 +243,7 @@ func (a *Admin) registerConfigs(r *mux.Router, read GatewayResourceReader) {
 		if err != nil {
 			return 0, nil, err
 		}
+		a.etag(w, r, domain.SavedConfigPrefix, c.ID)
 		return http.StatusOK, map[string]any{"success": true, "data": configView(c, def, true)}, nil
 	})).Methods(http.MethodGet)
 

@@ -49,8 +49,9 @@ var statusOf = map[domain.Code]int{
 	domain.CodeUpstream:     http.StatusBadGateway,
 	domain.CodeInternal:     http.StatusInternalServerError,
 
-	domain.CodeUnprocessable: http.StatusUnprocessableEntity, // an idempotency key reused for another request
-	domain.CodePrecondition:  http.StatusPreconditionFailed,  // If-Match names a revision the resource moved past
+	domain.CodeUnprocessable:  http.StatusUnprocessableEntity, // an idempotency key reused for another request
+	domain.CodePrecondition:   http.StatusPreconditionFailed,  // If-Match names a revision the resource moved past
+	domain.CodeGatewayTimeout: http.StatusGatewayTimeout,      // a write not applied by every instance in the wait asked for
 }
 
 // typeOf is the error "type" field, in the OpenAI spelling clients already parse.
@@ -70,8 +71,9 @@ var typeOf = map[domain.Code]string{
 	domain.CodeUpstream:     "api_error",
 	domain.CodeInternal:     "api_error",
 
-	domain.CodeUnprocessable: "invalid_request_error",
-	domain.CodePrecondition:  "conflict_error",
+	domain.CodeUnprocessable:  "invalid_request_error",
+	domain.CodePrecondition:   "conflict_error",
+	domain.CodeGatewayTimeout: "timeout_error",
 }
 
 // asAppError turns any error into the application's Error: infrastructure errors are

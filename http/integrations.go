@@ -276,6 +276,7 @@ func (a *Admin) registerIntegrations(r *mux.Router, read GatewayResourceReader) 
 		if err != nil {
 			return 0, nil, err
 		}
+		a.etag(w, r, domain.IntegrationPrefix, i.ID)
 		return http.StatusOK, integrationView(i, true), nil
 	})).Methods(http.MethodGet)
 

@@ -324,6 +324,7 @@ func managedProviderReads[V any](a *Admin, r *mux.Router, on func(handler) http.
 			})
 		}
 		v, err := view(r.Context(), a.reads(), p, a.Now())
+		a.etag(w, r, domain.ProviderPrefix, p.ID)
 		return http.StatusOK, v, err
 	})).Methods(http.MethodGet)
 }

@@ -103,6 +103,7 @@ func (a *Admin) registerRateLimitPolicies(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
+		a.etag(w, r, domain.RateLimitPolicyPrefix, p.ID)
 		return http.StatusOK, rateLimitPolicyView(p), nil
 	})).Methods(http.MethodGet)
 

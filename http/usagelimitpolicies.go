@@ -204,6 +204,7 @@ func (a *Admin) registerUsageLimitPolicies(r *mux.Router) {
 		if !st[p.Status] {
 			return 0, nil, domain.Errorf(domain.CodeNotFound, "usage limit policy %s not found", id)
 		}
+		a.etag(w, r, domain.UsageLimitPolicyPrefix, p.ID)
 		return http.StatusOK, usageLimitPolicyView(p, withUsage), nil
 	})).Methods(http.MethodGet)
 

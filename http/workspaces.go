@@ -186,6 +186,7 @@ func (a *Admin) registerWorkspaces(r *mux.Router) {
 		if err != nil {
 			return 0, nil, err
 		}
+		a.etag(w, r, domain.WorkspacePrefix, ws.ID)
 		members, err := a.reads().WorkspaceMembers(r.Context(), ws)
 		if err != nil {
 			return 0, nil, err

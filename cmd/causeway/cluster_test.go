@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -251,4 +254,75 @@ func TestClusterPropagation(t *testing.T) {
 		p99(created), p99(revoked))
 	require.Less(t, p99(created), propagationBound())
 	require.Less(t, p99(revoked), propagationBound())
+}
+
+// GET /instances lists the three with their lag; a write that asks to wait for every instance
+// answers once they have applied it. An instance that stops applying (a frozen process, its
+// heartbeat still fresh) makes a waiting write answer 504 naming it; once its heartbeat stops
+// it drops from the list, and writes wait for the live ones only.
+func TestClusterWatermark(t *testing.T) {
+	ms := startCluster(t, 3)
+	g := newGoverned(t, ms[0])
+	require.Eventually(t, func() bool {
+		return len(g.admin(http.MethodGet, "/instances", nil)["data"].([]any)) == 3
+	}, 5*time.Second, 10*time.Millisecond)
+	list := g.admin(http.MethodGet, "/instances", nil)["data"].([]any)
+	for _, raw := range list {
+		inst := raw.(map[string]any)
+		require.Contains(t, inst, "lag_events")
+		require.Contains(t, inst, "applied_position")
+		require.Equal(t, "test", inst["version"])
+	}
+
+	write := func(timeout string) (int, map[string]any) {
+		g.t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, ms[0].URL()+"/api-keys/workspace/service", strings.NewReader(
+			`{"name":"waited","workspace_id":"`+g.ws+`","scopes":["completions.write"]}`))
+		req.Header.Set("x-gateway-api-key", gatewayKey)
+		req.Header.Set("x-gateway-wait-for", "all-instances")
+		req.Header.Set("x-gateway-wait-timeout", timeout)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var body map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		if resp.StatusCode == http.StatusOK {
+			pos, _ := strconv.ParseUint(resp.Header.Get("x-gateway-position"), 10, 64)
+			for _, m := range ms {
+				require.GreaterOrEqual(t, uint64(m.Read.Position()), pos, "answered after every instance applied it")
+			}
+		}
+		return resp.StatusCode, body
+	}
+	status, body := write("5000")
+	require.Equal(t, http.StatusOK, status, "%v", body)
+
+	// A frozen instance: listed (its heartbeat goes on) but applying nothing.
+	frozen := cluster.Instance{ID: "frozen-instance", Version: "test", StartedAt: time.Now()}
+	ctx, stopBeating := context.WithCancel(context.Background())
+	beat := make(chan struct{})
+	go func() {
+		defer close(beat)
+		for ctx.Err() == nil {
+			_, _ = ms[0].Cluster.Beat(context.Background(), frozen)
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}()
+	require.Eventually(t, func() bool {
+		return len(g.admin(http.MethodGet, "/instances", nil)["data"].([]any)) == 4
+	}, 5*time.Second, 10*time.Millisecond)
+	status, body = write("300")
+	require.Equal(t, http.StatusGatewayTimeout, status, "%v", body)
+	require.Contains(t, body["error"].(map[string]any)["message"], "still behind: frozen-instance (at 0)")
+
+	stopBeating() // killed: its heartbeat stops, and it drops from the list within cluster.Alive
+	<-beat
+	require.Eventually(t, func() bool {
+		return len(g.admin(http.MethodGet, "/instances", nil)["data"].([]any)) == 3
+	}, 3*cluster.Alive, 50*time.Millisecond)
+	status, body = write("5000")
+	require.Equal(t, http.StatusOK, status, "%v", body)
 }
