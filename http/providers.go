@@ -262,11 +262,7 @@ func (a *Admin) registerProviders(r *mux.Router, read GatewayResourceReader) {
 			return c, nil
 		},
 		func(r *http.Request, p domain.Provider, _ commands.UpdateProvider, _ commands.Result) (int, any, error) {
-			p, _, err := read.ManagedProvider(r.Context(), p.OrganisationID, p.ID)
-			if err != nil {
-				return 0, nil, err
-			}
-			v, err := providerView(r.Context(), a.reads(), p, a.Now())
+			v, err := rereadProvider(r, a, read, p, providerView)
 			return http.StatusOK, v, err
 		}))).Methods(http.MethodPut)
 
@@ -327,4 +323,15 @@ func managedProviderReads[V any](a *Admin, r *mux.Router, on func(handler) http.
 		a.etag(w, r, domain.ProviderPrefix, p.ID)
 		return http.StatusOK, v, err
 	})).Methods(http.MethodGet)
+}
+
+// rereadProvider renders a managed provider as the read model holds it after a write.
+func rereadProvider[V any](r *http.Request, a *Admin, read GatewayResourceReader, p domain.Provider,
+	view func(context.Context, *queries.Queries, domain.Provider, time.Time) (V, error)) (V, error) {
+	p, _, err := read.ManagedProvider(r.Context(), p.OrganisationID, p.ID)
+	if err != nil {
+		var zero V
+		return zero, err
+	}
+	return view(r.Context(), a.reads(), p, a.Now())
 }

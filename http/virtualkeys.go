@@ -136,11 +136,7 @@ func (a *Admin) registerVirtualKeys(r *mux.Router, read GatewayResourceReader) {
 			return c, nil
 		},
 		func(r *http.Request, p domain.Provider, _ commands.UpdateProvider, _ commands.Result) (int, any, error) {
-			p, _, err := read.ManagedProvider(r.Context(), p.OrganisationID, p.ID)
-			if err != nil {
-				return 0, nil, err
-			}
-			v, err := virtualKeyView(r.Context(), a.reads(), p, a.Now())
+			v, err := rereadProvider(r, a, read, p, virtualKeyView)
 			return http.StatusOK, map[string]any{"success": true, "data": v}, err
 		}))).Methods(http.MethodPut)
 
