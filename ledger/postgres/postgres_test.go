@@ -13,7 +13,7 @@ import (
 )
 
 // newPool connects to url; the pool is closed when the test ends, after the stores on it.
-func newPool(t *testing.T, url string) *pgxpool.Pool {
+func newPool(t testing.TB, url string) *pgxpool.Pool {
 	t.Helper()
 	pool, err := pgxpool.New(context.Background(), url)
 	require.NoError(t, err)
@@ -21,7 +21,7 @@ func newPool(t *testing.T, url string) *pgxpool.Pool {
 	return pool
 }
 
-func open(t *testing.T, pool *pgxpool.Pool) *Store {
+func open(t testing.TB, pool *pgxpool.Pool) *Store {
 	t.Helper()
 	s, err := Open(context.Background(), pool)
 	require.NoError(t, err)
