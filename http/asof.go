@@ -413,6 +413,7 @@ var pastReadRoutes = func() map[string]bool {
 var noPastRoutes = map[string]string{
 	"/logs/exports/{exportId}/download": "a download link is issued now, for the file the export holds now",
 	"/logs/exports/{exportId}/file":     "an export's file is served as it is now",
+	"/instances":                        "the instances are listed as their heartbeats say now; the event store keeps no past of them",
 }
 
 type pastKey struct{}
