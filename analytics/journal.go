@@ -2,6 +2,7 @@ package analytics
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,14 +155,27 @@ func (j *Journal) startLocked(id uint64) error {
 	return nil
 }
 
+// lineBuffers hold the lines Append encodes, so that logging a row allocates no buffer of its
+// own; a buffer grown past maxPooledLine (a row with large bodies) is left to the collector.
+var lineBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledLine = 64 << 10
+
 // Append writes rec, marking it with its segment. The line is encoded by the caller's
 // goroutine, outside the lock; the write is one call under it.
 func (j *Journal) Append(rec *LogRecord) error {
-	line, err := json.Marshal(rec)
-	if err != nil {
+	buf := lineBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledLine {
+			buf.Reset()
+			lineBuffers.Put(buf)
+		}
+	}()
+	// Encode writes into buf without the copy json.Marshal makes, and ends the line.
+	if err := json.NewEncoder(buf).Encode(rec); err != nil {
 		return fmt.Errorf("analytics: encode journal row: %w", err)
 	}
-	line = append(line, '\n')
+	line := buf.Bytes()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
