@@ -318,7 +318,10 @@ func (l *Ledger) grantedLocked(c *counter, g Grant) {
 		c.grant = g.Granted
 		l.holdingLocked(c)
 	}
-	c.used = max(c.used, g.Used+c.unflushed)
+	// The store's usage plus what is settled here and not yet in a batch: a batch being written
+	// may or may not be in g.Used, so it is left out (c.used holds it already), never counted
+	// twice.
+	c.used = max(c.used, g.Used+c.pending)
 	c.elsewhere = max(0, g.Leased-c.held-c.returning-c.unflushed)
 }
 

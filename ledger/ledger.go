@@ -665,13 +665,13 @@ func (l *Ledger) exhaustedLocked(c *counter, b *Budget) {
 
 // Used is the settled usage of b's period (0 when none), looked up by Name and Period. With
 // leases, other instances charge the budget too: when the store can read a counter
-// (UsedReader), Used answers the stored usage plus what is settled here and not yet written,
-// if that is more than this instance has seen.
+// (UsedReader), Used answers the stored usage plus what is settled here and not yet taken into
+// a batch, if that is more than this instance has seen.
 func (l *Ledger) Used(b Budget) float64 {
 	l.mu.Lock()
-	var used, unflushed float64
+	var used, pending float64
 	if c, ok := l.counters[ckey{kind: b.Kind, id: b.ID, sub: b.Sub, period: b.Period}]; ok {
-		used, unflushed = c.used, c.unflushed
+		used, pending = c.used, c.pending
 	}
 	l.mu.Unlock()
 	if rr, ok := l.store.(UsedReader); ok && l.leases.on {
@@ -679,7 +679,7 @@ func (l *Ledger) Used(b Budget) float64 {
 		stored, err := rr.Used(ctx, b.Name(), b.Period)
 		cancel()
 		if err == nil {
-			used = max(used, stored+unflushed)
+			used = max(used, stored+pending) // a batch being written is in used, maybe in stored: not added twice
 		}
 	}
 	return used
