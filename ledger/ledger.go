@@ -264,8 +264,6 @@ const (
 	crossQueue = 1024
 	// flushTimeout bounds one flush from Run, so a hung store cannot stop the loop for ever.
 	flushTimeout = 10 * time.Second
-	// failLogEvery spaces the log lines of a store that keeps failing.
-	failLogEvery = 10 * time.Second
 )
 
 // ckey identifies a counter without building its name, so that lookups do not allocate.
@@ -327,7 +325,6 @@ type Ledger struct {
 	flushMu   sync.Mutex
 	failed    *batch // the batch whose Add failed, retried first
 	failSince time.Time
-	failLog   time.Time
 
 	ready chan crossing // flushed crossings for OnCross
 
@@ -759,17 +756,14 @@ func (l *Ledger) take() *batch {
 	return b
 }
 
-// flushFailed keeps b for the next flush and logs, sparingly while the store stays down.
+// flushFailed keeps b for the next flush. The first failure of an outage is logged (WARN), and
+// the flush that ends it (INFO, flushed): one line each, however long the store stays down.
 func (l *Ledger) flushFailed(b *batch, err error) error {
 	l.failed = b
-	now := time.Now()
 	if l.failSince.IsZero() {
-		l.failSince = now
-	}
-	if now.Sub(l.failLog) >= failLogEvery {
-		l.failLog = now
+		l.failSince = time.Now()
 		l.log.Warn("ledger: flush failed; the batch is kept and retried, usage waits in memory",
-			"batch", b.id, "rows", len(b.rows), "failing_since", l.failSince, "err", err)
+			"batch", b.id, "rows", len(b.rows), "err", err)
 	}
 	return fmt.Errorf("ledger: flush batch %s (%d rows): %w", b.id, len(b.rows), err)
 }
@@ -785,7 +779,7 @@ func (l *Ledger) flushed(b *batch) {
 	if !l.failSince.IsZero() {
 		l.log.Info("ledger: flushing again", "failed_for", time.Since(l.failSince).Round(time.Millisecond))
 	}
-	l.failed, l.failSince, l.failLog = nil, time.Time{}, time.Time{}
+	l.failed, l.failSince = nil, time.Time{}
 }
 
 // release hands flushed crossings to the OnCross queue. A full queue drops a crossing with a

@@ -48,6 +48,9 @@ const (
 	keepBatches = 24 * time.Hour
 	// pruneEvery is how often an Add also forgets the batch ids older than keepBatches.
 	pruneEvery = time.Hour
+	// keepWindows is how long a rate-limit window's row is kept after its last change: longer
+	// than the longest window (a week).
+	keepWindows = 8 * 24 * time.Hour
 	// attempts bounds the tries of one Add that meets a deadlock or serialisation failure.
 	attempts = 4
 )
@@ -127,6 +130,12 @@ func (s *Store) Add(ctx context.Context, batchID string, deltas []ledger.Row) er
 			if prune {
 				_, err = tx.Exec(ctx, `DELETE FROM usage_ledger_batches WHERE applied_at < now() - make_interval(secs => $1)`,
 					keepBatches.Seconds())
+				if err == nil {
+					// Rate-limit windows (ledger.KindRateLimit) are a week long at most: a row
+					// unchanged for longer, with no lease on it, is of a window that has ended.
+					_, err = tx.Exec(ctx, `DELETE FROM usage_ledger WHERE budget LIKE 'rate_limit:%' AND leased = 0
+						AND updated_at < now() - make_interval(secs => $1)`, keepWindows.Seconds())
+				}
 			}
 			return err
 		})

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -66,6 +67,32 @@ func TestAddPrunesOldBatchIDs(t *testing.T) {
 	s.mu.Unlock()
 	require.NoError(t, s.Add(ctx, "b3", row))
 	require.Equal(t, []string{"b2", "b3", "recent"}, batchIDs(t, pool))
+}
+
+// The hourly prune also drops the rows of rate-limit windows that ended (unchanged for over a
+// week and leased by no one); budgets' rows stay, whatever their age.
+func TestAddPrunesEndedRateLimitWindows(t *testing.T) {
+	ctx := context.Background()
+	pool := newPool(t, migrationstest.PostgresURL(t))
+	s := open(t, pool)
+	_, err := pool.Exec(ctx, `INSERT INTO usage_ledger (budget, period, used, leased, updated_at) VALUES
+		('rate_limit:key%3Ak:rpm.requests', '2026-11-01T10:00:00Z', 30, 0, now() - interval '9 days'),
+		('rate_limit:key%3Ak:rpw.requests', '2026-11-16T00:00:00Z', 5, 2, now() - interval '9 days'),
+		('rate_limit:key%3Ak:rpd.requests', '2026-11-23T00:00:00Z', 7, 0, now() - interval '1 day'),
+		('api_key:k', '2026-01', 12, 0, now() - interval '300 days')`)
+	require.NoError(t, err)
+	s.mu.Lock()
+	s.lastPrune = time.Time{}
+	s.mu.Unlock()
+	require.NoError(t, s.Add(ctx, "b1", []ledger.Row{{Budget: "api_key:k2", Period: "p", Used: 1}}))
+	rows, err := s.Load(ctx)
+	require.NoError(t, err)
+	var kept []string
+	for _, r := range rows {
+		kept = append(kept, r.Budget+"@"+r.Period)
+	}
+	require.ElementsMatch(t, []string{"api_key:k@2026-01", "api_key:k2@p", "rate_limit:key%3Ak:rpd.requests@2026-11-23T00:00:00Z",
+		"rate_limit:key%3Ak:rpw.requests@2026-11-16T00:00:00Z"}, kept, "the ended window with no lease is gone; a leased one stays")
 }
 
 func batchIDs(t *testing.T, pool *pgxpool.Pool) []string {
