@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/causeway/causeway/internal/syncbuf"
 	"github.com/causeway/causeway/ledger"
 )
 
@@ -518,6 +521,25 @@ func TestFlushRetriesTheSameBatchFirst(t *testing.T) {
 			require.Equal(t, 7.0, l.Used(a))
 		})
 	}
+}
+
+// An outage of the store is logged once as it starts (WARN) and once as it ends (INFO),
+// however many flushes fail in between.
+func TestAStoreOutageIsLoggedOnceEachWay(t *testing.T) {
+	store := newMemStore()
+	var logged syncbuf.Buffer
+	l := ledger.New(store, ledger.Options{Log: slog.New(slog.NewTextHandler(&logged, nil))})
+	a := cost("a", 100)
+	store.failNext(3, false)
+	for range 3 {
+		charge(t, l, ledger.Amount{Cost: 1}, a)
+		require.Error(t, l.Flush(ctxT(t)))
+	}
+	require.NoError(t, l.Flush(ctxT(t)))
+	out := logged.String()
+	require.Equal(t, 1, strings.Count(out, "level=WARN"), out)
+	require.Equal(t, 1, strings.Count(out, `level=INFO msg="ledger: flushing again"`), out)
+	require.Equal(t, 3.0, store.used("api_key:a", "p1"))
 }
 
 func TestCloseFlushes(t *testing.T) {
