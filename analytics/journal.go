@@ -8,9 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -57,9 +54,9 @@ func OpenJournal(dir string) (*Journal, error) {
 		return nil, fmt.Errorf("analytics: create journal: %w", err)
 	}
 	j := &Journal{dir: dir, segmentBytes: defaultJournalSegment, pending: map[uint64]int64{}, sealed: map[uint64]bool{}}
-	ids, err := j.segments()
+	ids, err := segmentIDs(dir, journalPrefix, journalSuffix)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("analytics: read journal: %w", err)
 	}
 	for _, id := range ids {
 		rows, err := readJournalSegment(j.path(id))
@@ -95,26 +92,6 @@ func (j *Journal) Replay() []LogRecord {
 
 func (j *Journal) path(id uint64) string {
 	return filepath.Join(j.dir, fmt.Sprintf("%s%020d%s", journalPrefix, id, journalSuffix))
-}
-
-func (j *Journal) segments() ([]uint64, error) {
-	entries, err := os.ReadDir(j.dir)
-	if err != nil {
-		return nil, fmt.Errorf("analytics: read journal: %w", err)
-	}
-	var ids []uint64
-	for _, e := range entries {
-		name, ok := strings.CutPrefix(e.Name(), journalPrefix)
-		if !ok || !strings.HasSuffix(name, journalSuffix) {
-			continue
-		}
-		id, err := strconv.ParseUint(strings.TrimSuffix(name, journalSuffix), 10, 64)
-		if err == nil {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	return ids, nil
 }
 
 // readJournalSegment reads a segment's rows; a line cut short by a crash, or one that does

@@ -81,22 +81,10 @@ func OpenSpool(dir string, maxBytes int64) (*Spool, error) {
 }
 
 func (s *Spool) load() error {
-	entries, err := os.ReadDir(s.dir)
-	if err != nil {
+	var err error
+	if s.segments, err = segmentIDs(s.dir, segmentPrefix, segmentSuffix); err != nil {
 		return fmt.Errorf("analytics: read spool: %w", err)
 	}
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasPrefix(name, segmentPrefix) || !strings.HasSuffix(name, segmentSuffix) {
-			continue
-		}
-		id, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(name, segmentPrefix), segmentSuffix), 10, 64)
-		if err != nil {
-			continue
-		}
-		s.segments = append(s.segments, id)
-	}
-	slices.Sort(s.segments)
 
 	cur, err := s.readCursor()
 	if err != nil {
@@ -367,6 +355,27 @@ func (s *Spool) Close() error {
 	}
 	s.closed = true
 	return s.out.Close()
+}
+
+// segmentIDs lists the ids of the segment files in dir named prefix<id>suffix, ascending: the
+// spool's and the journal's.
+func segmentIDs(dir, prefix, suffix string) ([]uint64, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var ids []uint64
+	for _, e := range entries {
+		name, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !strings.HasSuffix(name, suffix) {
+			continue
+		}
+		if id, err := strconv.ParseUint(strings.TrimSuffix(name, suffix), 10, 64); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
 }
 
 func (s *Spool) segmentPath(id uint64) string {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/causeway/causeway/cluster"
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
@@ -46,8 +47,9 @@ type Admin struct {
 	// PublicURL is how clients reach this service (CAUSEWAY_PUBLIC_URL), for links such as
 	// invites; empty: taken from each request's Host.
 	PublicURL string
-	// Instances lists the deployment's instances (server mode: cluster/postgres); nil embedded.
-	Instances Instances
+	// Instances is the registry of the deployment's instances (server mode: cluster/postgres);
+	// nil embedded.
+	Instances cluster.Registry
 	// WriteWait bounds read-your-writes: a write answers once the read model has its events.
 	WriteWait time.Duration
 	// Analytics is the request log store (SQLite or ClickHouse); nil: no analytics or logs routes.

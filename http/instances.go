@@ -34,11 +34,6 @@ const (
 	maxInstancesWait     = 30 * time.Second
 )
 
-// Instances is what the admin API reads of the deployment's instances (cluster.Registry).
-type Instances interface {
-	List(ctx context.Context, alive time.Duration) ([]cluster.Instance, error)
-}
-
 type instancesAnswer struct {
 	Object string             `json:"object"`
 	Total  int                `json:"total"`
@@ -92,13 +87,12 @@ func (a *Admin) waitForInstances(r *http.Request, pos eventstore.Position, wait 
 	if wait == 0 {
 		return nil
 	}
-	reg, ok := a.Instances.(cluster.Registry)
-	if !ok {
+	if a.Instances == nil {
 		return nil // embedded: this process is the only instance, and it has applied the write
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), wait)
 	defer cancel()
-	err := cluster.WaitApplied(ctx, reg, uint64(pos))
+	err := cluster.WaitApplied(ctx, a.Instances, uint64(pos))
 	var behind *cluster.BehindError
 	if errors.As(err, &behind) {
 		return &domain.Error{Code: domain.CodeGatewayTimeout, Err: err, Message: "the change was saved (position " +

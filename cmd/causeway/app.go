@@ -266,7 +266,7 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 		Organisation: m.Bootstrap.OrganisationID,
 		// The routing tables in memory see every event in both modes, so they keep the index.
 		Idempotency: m.Read,
-		Instances:   instancesOf(m.Cluster),
+		Instances:   m.Cluster,
 		Retention: httpapi.Retention{
 			Logs:    time.Duration(m.Config.LogRetentionDisplay) * 24 * time.Hour,
 			Metrics: time.Duration(m.Config.MetricsRetentionDisplay) * 24 * time.Hour,

@@ -9,7 +9,6 @@ import (
 
 	"github.com/causeway/causeway/cluster"
 	clusterpg "github.com/causeway/causeway/cluster/postgres"
-	httpapi "github.com/causeway/causeway/http"
 )
 
 // startCluster records this instance in the shared database (server mode) until bg ends: its
@@ -45,12 +44,4 @@ func (m *Main) startCluster(startCtx, bg context.Context, pool *pgxpool.Pool) er
 		return nil
 	})
 	return nil
-}
-
-// instancesOf is the admin API's view of the registry: none embedded.
-func instancesOf(reg cluster.Registry) httpapi.Instances {
-	if reg == nil {
-		return nil
-	}
-	return reg
 }

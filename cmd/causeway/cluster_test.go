@@ -46,6 +46,20 @@ func everywhere(t *testing.T, ms []*Main, secret string) {
 	}
 }
 
+// eventsOf counts the events of type typ in stream, as m's event store holds them.
+func eventsOf(t *testing.T, m *Main, stream, typ string) int {
+	t.Helper()
+	recs, err := m.Store.ReadStream(context.Background(), stream, eventstore.Forwards, 0, 1000)
+	require.NoError(t, err)
+	n := 0
+	for _, r := range recs {
+		if r.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
 // spread sends counts[i] chats to instance i, all at once, and answers how many were served.
 func spread(t *testing.T, g *governed, ms []*Main, counts []int, key string) (served int) {
 	t.Helper()
@@ -151,18 +165,7 @@ func TestClusterExpiryIsRecordedOnce(t *testing.T) {
 	id, key := g.key(map[string]any{"expires_at": expires})
 	everywhere(t, ms, key)
 
-	stream := domain.Stream(domain.APIKeyPrefix, id)
-	expired := func() int {
-		recs, err := ms[1].Store.ReadStream(context.Background(), stream, eventstore.Forwards, 0, 100)
-		require.NoError(t, err)
-		n := 0
-		for _, r := range recs {
-			if r.Type == "ApiKeyExpired" {
-				n++
-			}
-		}
-		return n
-	}
+	expired := func() int { return eventsOf(t, ms[1], domain.Stream(domain.APIKeyPrefix, id), "ApiKeyExpired") }
 	require.Eventually(t, func() bool { return expired() == 1 }, 10*time.Second, 20*time.Millisecond)
 	time.Sleep(300 * time.Millisecond) // six more passes on each instance
 	require.Equal(t, 1, expired(), "recorded once")
@@ -367,15 +370,7 @@ func TestClusterRacingWrites(t *testing.T) {
 		require.Equal(t, http.StatusOK, s, "plain write %d", i)
 	}
 	updates := func() int {
-		recs, err := ms[0].Store.ReadStream(context.Background(), domain.Stream(domain.RateLimitPolicyPrefix, id), eventstore.Forwards, 0, 1000)
-		require.NoError(t, err)
-		n := 0
-		for _, r := range recs {
-			if r.Type == "RateLimitPolicyUpdated" {
-				n++
-			}
-		}
-		return n
+		return eventsOf(t, ms[0], domain.Stream(domain.RateLimitPolicyPrefix, id), "RateLimitPolicyUpdated")
 	}
 	require.Equal(t, 50, updates(), "every plain write is in the audit stream")
 

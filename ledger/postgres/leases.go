@@ -180,12 +180,6 @@ func (s *Store) Return(ctx context.Context, rows []ledger.Row) error {
 	return nil
 }
 
-// consume moves what was spent from the instance's leases to usage (the usage itself is added
-// by the caller, in the same transaction, which holds the rows' locks).
-func consume(ctx context.Context, tx pgx.Tx, instance string, budgets, periods []string, used []float64) error {
-	return release(ctx, tx, instance, budgets, periods, used)
-}
-
 // release takes amounts[i], at most what is held, off the instance's lease of (budgets[i],
 // periods[i]) and off leased, and deletes the holds left empty. The caller holds the
 // usage_ledger rows' locks.

@@ -123,7 +123,8 @@ func (s *Store) Add(ctx context.Context, batchID string, deltas []ledger.Row) er
 				return err
 			}
 			if s.instance != "" {
-				if err := consume(ctx, tx, s.instance, budgets, periods, used); err != nil {
+				// What was spent moves from the instance's leases to the usage just added.
+				if err := release(ctx, tx, s.instance, budgets, periods, used); err != nil {
 					return err
 				}
 			}
