@@ -175,14 +175,16 @@ func TestClusterExpiryIsRecordedOnce(t *testing.T) {
 	}
 }
 
-// strictCluster is set by make test-cluster, which runs these tests without the race
-// detector: then the propagation bound of 100 ms is held to. Under -race (make test) the
-// figures are logged and held to a second.
+// propagationBound is what propagation is held to. make test-cluster sets
+// CAUSEWAY_CLUSTER_STRICT and runs these tests without the race detector: then the bound of
+// 100 ms is held to. Under -race (make test), with every package's tests sharing the CPUs,
+// the figures are logged and held only to 5 s, which a propagation that does not work still
+// fails (it never arrives), and a loaded CI machine does not.
 func propagationBound() time.Duration {
 	if os.Getenv("CAUSEWAY_CLUSTER_STRICT") != "" {
 		return 100 * time.Millisecond
 	}
-	return time.Second
+	return 5 * time.Second
 }
 
 // p99 of a few samples: the largest but one in a hundred (with 20 samples, the largest).
