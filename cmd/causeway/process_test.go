@@ -102,32 +102,42 @@ func (p *process) stop() {
 }
 
 // A kill -9 during steady traffic (200 requests a second), then a restart: every request
-// answered 200 has its log row, once, embedded (SQLite) and on servers (PostgreSQL and
-// ClickHouse). Rows are journaled before the answer, and the next start stores what the
-// journal holds.
+// answered 200 has its log row, once, embedded (SQLite), on servers (PostgreSQL and
+// ClickHouse), and with three instances on those servers, one of which is killed while the
+// traffic is spread over the three. Rows are journaled before the answer, and the next start
+// stores what the journal holds.
 func TestClusterKill9LosesNoLogRow(t *testing.T) {
-	t.Run("embedded", func(t *testing.T) { testKill9LosesNoLogRow(t, nil) })
-	t.Run("servers", func(t *testing.T) {
+	t.Run("embedded", func(t *testing.T) { testKill9LosesNoLogRow(t, nil, 1) })
+	servers := func(t *testing.T) map[string]string {
 		pg := migrationstest.PostgresURL(t)
-		testKill9LosesNoLogRow(t, map[string]string{"EVENTSTORE_URL": pg, "DATABASE_URL": pg,
-			"CLICKHOUSE_URL": migrationstest.ClickHouseURL(t), "CAUSEWAY_SECRET_KEY": strings.Repeat("s", 32)})
-	})
+		return map[string]string{"EVENTSTORE_URL": pg, "DATABASE_URL": pg,
+			"CLICKHOUSE_URL": migrationstest.ClickHouseURL(t), "CAUSEWAY_SECRET_KEY": strings.Repeat("s", 32)}
+	}
+	t.Run("servers", func(t *testing.T) { testKill9LosesNoLogRow(t, servers(t), 1) })
+	t.Run("one of three instances", func(t *testing.T) { testKill9LosesNoLogRow(t, servers(t), 3) })
 }
 
-func testKill9LosesNoLogRow(t *testing.T, extra map[string]string) {
+// testKill9LosesNoLogRow runs n instances, each on its own data directory, spreads the
+// traffic over them in turn, and kills the last.
+func testKill9LosesNoLogRow(t *testing.T, extra map[string]string, n int) {
 	standIn := providertest.NewOpenAI(t)
-	env := map[string]string{"CAUSEWAY_DATA_DIR": filepath.Join(t.TempDir(), "data"),
-		"CAUSEWAY_BOOTSTRAP_ADMIN_KEY": gatewayKey, "CAUSEWAY_ALLOWED_HOSTS": "127.0.0.1"}
-	for k, v := range extra {
-		env[k] = v
+	envs := make([]map[string]string, n)
+	procs := make([]*process, n)
+	for i := range envs {
+		envs[i] = map[string]string{"CAUSEWAY_DATA_DIR": filepath.Join(t.TempDir(), fmt.Sprintf("data-%d", i)),
+			"CAUSEWAY_BOOTSTRAP_ADMIN_KEY": gatewayKey, "CAUSEWAY_ALLOWED_HOSTS": "127.0.0.1"}
+		for k, v := range extra {
+			envs[i][k] = v
+		}
+		procs[i] = startProcess(t, envs[i])
 	}
-	p := startProcess(t, env)
+	victim := n - 1
 
 	var mu sync.Mutex
 	answered := map[string]bool{}
 	send := func(i int) {
 		trace := fmt.Sprintf("crash-%05d", i)
-		req, _ := http.NewRequest(http.MethodPost, p.url()+"/chat/completions",
+		req, _ := http.NewRequest(http.MethodPost, procs[i%n].url()+"/chat/completions",
 			strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("x-gateway-api-key", gatewayKey)
@@ -152,7 +162,7 @@ func testKill9LosesNoLogRow(t *testing.T, extra map[string]string) {
 	for i := 0; i < 400; i++ {
 		<-tick.C
 		if i == 300 {
-			p.kill9()
+			procs[victim].kill9()
 		}
 		wg.Go(func() { send(i) })
 	}
@@ -160,7 +170,7 @@ func testKill9LosesNoLogRow(t *testing.T, extra map[string]string) {
 	wg.Wait()
 	require.Greater(t, len(answered), 250, "most requests were answered before the kill")
 
-	again := startProcess(t, env)
+	again := startProcess(t, envs[victim])
 	rows := map[string]int{}
 	require.Eventually(t, func() bool {
 		clear(rows)
