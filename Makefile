@@ -1,6 +1,6 @@
-# Causeway. `make run` needs nothing installed; `make test` starts its own PostgreSQL and
-# ClickHouse (installing them with apt-get when run as root on Debian) unless TEST_DATABASE_URL
-# and TEST_CLICKHOUSE_URL name servers already.
+# Causeway. `make run` needs nothing installed; `make test` starts its own PostgreSQL,
+# ClickHouse and Redis (installing them with apt-get when run as root on Debian) unless
+# TEST_DATABASE_URL, TEST_CLICKHOUSE_URL and TEST_REDIS_URL name servers already.
 
 GO        ?= go
 TESTFLAGS ?=
@@ -15,9 +15,9 @@ run: ## the whole product on its embedded defaults, on :8787 under /v1
 build:
 	$(GO) build -o bin/causeway ./cmd/causeway
 
-test: ## the whole suite with -race, real PostgreSQL and ClickHouse included
+test: ## the whole suite with -race, real PostgreSQL, ClickHouse and Redis included
 	@set -e; eval "$$($(SERVICES))"; \
-	echo "TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_CLICKHOUSE_URL=$$TEST_CLICKHOUSE_URL" >&2; \
+	echo "TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_CLICKHOUSE_URL=$$TEST_CLICKHOUSE_URL TEST_REDIS_URL=$$TEST_REDIS_URL" >&2; \
 	$(GO) test -race -count=1 $(TESTFLAGS) ./...
 	@$(MAKE) --no-print-directory test-cluster
 
@@ -42,7 +42,7 @@ lint: ## gofmt, go vet, and the import boundaries of scripts/boundaries.sh (doma
 	@GO=$(GO) bash scripts/boundaries_test.sh >/dev/null
 	@echo "lint: ok"
 
-services: ## start local PostgreSQL and ClickHouse for tests and print their URLs
+services: ## start local PostgreSQL, ClickHouse and Redis for tests and print their URLs
 	@$(SERVICES)
 
 stop-services:

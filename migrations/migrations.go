@@ -2,9 +2,10 @@
 // binary, and applies them: each file once, in order, in its own transaction where the
 // database has them, recorded in a schema_migrations table.
 //
-//	postgres/            the PostgreSQL event store, read models and usage ledger (one numbered sequence)
+//	postgres/            every server-mode store on PostgreSQL, the answer cache included (one numbered sequence)
 //	sqlite/eventstore/   the embedded event store
 //	sqlite/ledger/       the embedded usage ledger (ledger/sqlite)
+//	sqlite/cache/        the embedded answer cache's write-behind file (cache/memory)
 //	clickhouse/          analytics (issue 6)
 //
 // It imports database drivers but nothing of Causeway's.
@@ -37,6 +38,8 @@ var (
 	SQLiteEventStore = Set{Name: "sqlite/eventstore", fsys: files, dir: "sqlite/eventstore"}
 	// SQLiteLedger is the schema of the embedded usage ledger.
 	SQLiteLedger = Set{Name: "sqlite/ledger", fsys: files, dir: "sqlite/ledger"}
+	// SQLiteCache is the schema of the file the embedded answer cache writes behind to.
+	SQLiteCache = Set{Name: "sqlite/cache", fsys: files, dir: "sqlite/cache"}
 	// SQLiteAnalytics is the schema of the embedded request log store.
 	SQLiteAnalytics = Set{Name: "sqlite/analytics", fsys: files, dir: "sqlite/analytics"}
 	// ClickHouse is the schema of the request log store in server mode.

@@ -44,7 +44,7 @@ func TestFilesRefuseAmbiguousNames(t *testing.T) {
 }
 
 func TestEmbeddedSetsAreWellFormed(t *testing.T) {
-	for _, s := range []Set{Postgres, SQLiteEventStore, SQLiteLedger} {
+	for _, s := range []Set{Postgres, SQLiteEventStore, SQLiteLedger, SQLiteCache} {
 		files, err := s.Files()
 		require.NoError(t, err, s.Name)
 		require.NotEmpty(t, files, s.Name)

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 # The provider adapter families, their shared translating core and the default set that names them all.
 adapters='^github\.com/causeway/causeway/gateway/providers/(all|openaicompat|anthropic|gemini|cohere|translate)(/|$)'
-drivers='^(modernc\.org/sqlite|github\.com/jackc/pgx|github\.com/EventStore/EventStore-Client-Go|github\.com/ClickHouse)(/|$)'
+drivers='^(modernc\.org/sqlite|github\.com/jackc/pgx|github\.com/EventStore/EventStore-Client-Go|github\.com/ClickHouse|github\.com/redis/go-redis)(/|$)'
 
 read -r -d '' RULES <<TABLE || true
 imports ./domain/...  \.          domain/ imports only the standard library
@@ -29,6 +29,7 @@ deps    ./analytics ${drivers} the log record and sink the gateway imports link 
 deps    ./analytics/internal/sqlstore ${drivers} the SQL the stores share links no driver: each store brings its own
 deps    ./ledger ${drivers} the usage ledger's contract (and its accounting) links no database driver: the stores are subpackages
 deps    ./cluster ${drivers} the cluster contract links no database driver: the registry is cluster/postgres
+imports ./cache \.          the answer cache's contract imports only the standard library: the stores are subpackages
 deps    ./workers/... ^github\.com/causeway/causeway/(gateway|projections|http)(/|$)|${drivers} the workers read a wing through its interfaces and act through commands: no data plane, no projections, no HTTP layer, no database driver
 deps    ./queries/... ^github\.com/causeway/causeway/(gateway|analytics|http|commands)(/|$)|${drivers} the read side's application layer reads the read models and the event store contract only: no data plane, no request-log wing, no HTTP layer, no commands, no database driver
 TABLE

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 #
-# services.sh — make a throwaway PostgreSQL and ClickHouse available for the
-# test suite and print their URLs as shell `export` lines.
+# services.sh — make a throwaway PostgreSQL, ClickHouse and Redis available for
+# the test suite and print their URLs as shell `export` lines.
 #
 # Usage:  eval "$(scripts/services.sh)"
 #
 # stdout carries ONLY the export lines; every progress message goes to stderr.
 #
 # For each service:
-#   1. if TEST_DATABASE_URL / TEST_CLICKHOUSE_URL is already set, it is echoed
-#      back untouched and the service is left alone;
+#   1. if TEST_DATABASE_URL / TEST_CLICKHOUSE_URL / TEST_REDIS_URL is already
+#      set, it is echoed back untouched and the service is left alone;
 #   2. otherwise, if something already answers on the port, it is reused;
 #   3. otherwise a private instance is started from a state directory
 #      (${CAUSEWAY_SERVICES_DIR:-/tmp/causeway-services}), installing the
@@ -37,8 +37,15 @@ CH_LOG=$CH_DIR/log/clickhouse-server.log
 CH_ERR_LOG=$CH_DIR/log/clickhouse-server.err.log
 CH_START_TIMEOUT=60
 
+REDIS_PORT=56379
+REDIS_DIR=$STATE_DIR/redis
+REDIS_PID_FILE=$REDIS_DIR/redis-server.pid
+REDIS_LOG=$REDIS_DIR/redis-server.log
+REDIS_START_TIMEOUT=20
+
 DEFAULT_PG_URL="postgres://postgres@127.0.0.1:${PG_PORT}/${PG_DB}?sslmode=disable"
 DEFAULT_CH_URL="clickhouse://127.0.0.1:${CH_TCP_PORT}/default"
+DEFAULT_REDIS_URL="redis://127.0.0.1:${REDIS_PORT}/0"
 
 # Keep the real stdout on fd 3 for the final export lines and send everything
 # else (our messages, apt-get, initdb, pg_ctl, ...) to stderr, so nothing can
@@ -469,21 +476,97 @@ ch_setup() {
 }
 
 ###########################################################################
+# Redis
+###########################################################################
+
+# PING answered with PONG; falls back to a plain TCP connect if there is no
+# redis-cli.
+redis_answers() {
+	if command -v redis-cli >/dev/null; then
+		[[ $(timeout 5 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping </dev/null 2>/dev/null) == PONG ]]
+	else
+		tcp_open "$REDIS_PORT"
+	fi
+}
+
+redis_start() {
+	local user
+	if is_root && id -u redis >/dev/null 2>&1; then
+		user=redis
+	else
+		user=$(id -un)
+	fi
+	mkdir -p "$REDIS_DIR"
+	if is_root; then
+		chown "$user": "$REDIS_DIR"
+	fi
+
+	log "starting Redis on 127.0.0.1:$REDIS_PORT as $user (log: $REDIS_LOG)"
+	# A test cache: nothing is saved (no RDB snapshots, no AOF). --daemonize makes
+	# the server fork and write its pid file; its output goes to the log file.
+	as_user "$user" redis-server --bind 127.0.0.1 --port "$REDIS_PORT" \
+		--daemonize yes --pidfile "$REDIS_PID_FILE" --logfile "$REDIS_LOG" \
+		--dir "$REDIS_DIR" --save '' --appendonly no \
+		</dev/null >>"$REDIS_DIR/launch.log" 2>&1 ||
+		log "redis-server exited with status $? (see below if it does not come up)"
+
+	local started=$SECONDS
+	until redis_answers; do
+		if ((SECONDS - started >= REDIS_START_TIMEOUT)); then
+			log "Redis did not answer on 127.0.0.1:$REDIS_PORT within ${REDIS_START_TIMEOUT}s"
+			local f
+			for f in "$REDIS_LOG" "$REDIS_DIR/launch.log"; do
+				if [[ -s $f ]]; then
+					log "last 40 lines of $f:"
+					tail -n 40 "$f" >&2
+				fi
+			done
+			die "Redis failed to start"
+		fi
+		sleep 0.2
+	done
+	log "Redis is up (pid $(cat "$REDIS_PID_FILE" 2>/dev/null || echo '?'))"
+}
+
+redis_setup() {
+	if [[ -n ${TEST_REDIS_URL:-} ]]; then
+		log "TEST_REDIS_URL already set; leaving Redis alone"
+		REDIS_URL=$TEST_REDIS_URL
+		return
+	fi
+	REDIS_URL=$DEFAULT_REDIS_URL
+
+	if tcp_open "$REDIS_PORT"; then
+		log "something already answers on 127.0.0.1:$REDIS_PORT; reusing it as Redis"
+		return
+	fi
+	if ! command -v redis-server >/dev/null; then
+		is_root || die "redis-server not found." \
+			"Install it (e.g. 'sudo apt-get install redis-server') or set TEST_REDIS_URL."
+		apt_install redis-server
+		command -v redis-server >/dev/null || die "redis-server still not found after apt-get install"
+	fi
+	redis_start
+}
+
+###########################################################################
 
 main() {
 	# Only take the lock (and create the state dir) if there is something to
 	# manage.
-	if [[ -z ${TEST_DATABASE_URL:-} || -z ${TEST_CLICKHOUSE_URL:-} ]]; then
+	if [[ -z ${TEST_DATABASE_URL:-} || -z ${TEST_CLICKHOUSE_URL:-} || -z ${TEST_REDIS_URL:-} ]]; then
 		take_lock
 	fi
 
 	local t0=${EPOCHREALTIME/,/.}
 	pg_setup
 	ch_setup
+	redis_setup
 	log "ready in $(awk -v a="$t0" -v b="${EPOCHREALTIME/,/.}" 'BEGIN { printf "%.1f", b - a }')s"
 
 	printf 'export TEST_DATABASE_URL=%s\n' "$(shell_quote "$PG_URL")" >&3
 	printf 'export TEST_CLICKHOUSE_URL=%s\n' "$(shell_quote "$CH_URL")" >&3
+	printf 'export TEST_REDIS_URL=%s\n' "$(shell_quote "$REDIS_URL")" >&3
 }
 
 main "$@"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #
-# stop-services.sh — stop the private PostgreSQL and ClickHouse instances
-# started by scripts/services.sh.
+# stop-services.sh — stop the private PostgreSQL, ClickHouse and Redis
+# instances started by scripts/services.sh.
 #
 # Usage:  scripts/stop-services.sh [--purge]
 #
@@ -10,7 +10,8 @@
 #             services.sh run starts from scratch.
 #
 # Servers that services.sh merely reused (or that were given through
-# TEST_DATABASE_URL / TEST_CLICKHOUSE_URL) are not ours and are not touched.
+# TEST_DATABASE_URL / TEST_CLICKHOUSE_URL / TEST_REDIS_URL) are not ours and are
+# not touched.
 #
 set -euo pipefail
 
@@ -19,6 +20,8 @@ PG_DATA=$STATE_DIR/pg/data
 CH_DIR=$STATE_DIR/ch
 CH_PID_FILE=$CH_DIR/clickhouse-server.pid
 CH_STOP_TIMEOUT=30
+REDIS_PID_FILE=$STATE_DIR/redis/redis-server.pid
+REDIS_STOP_TIMEOUT=30
 
 log() { printf 'stop-services: %s\n' "$*" >&2; }
 die() { printf 'stop-services: ERROR: %s\n' "$*" >&2; exit 1; }
@@ -106,6 +109,36 @@ stop_clickhouse() {
 	rm -f "$CH_PID_FILE"
 }
 
+# True if $1 is a live redis-server process (guards against a stale pid file
+# whose pid has been reused).
+is_redis_pid() {
+	[[ $1 =~ ^[0-9]+$ ]] && kill -0 "$1" 2>/dev/null &&
+		[[ $(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null) == *redis-server* ]]
+}
+
+stop_redis() {
+	local pid=""
+	[[ -f $REDIS_PID_FILE ]] && pid=$(<"$REDIS_PID_FILE")
+	if [[ -z $pid ]] || ! is_redis_pid "$pid"; then
+		log "Redis is not running"
+		rm -f "$REDIS_PID_FILE"
+		return 0
+	fi
+
+	log "stopping Redis (pid $pid)"
+	kill -TERM "$pid" || die "cannot signal Redis pid $pid"
+	local deadline=$((SECONDS + REDIS_STOP_TIMEOUT))
+	while kill -0 "$pid" 2>/dev/null; do
+		if ((SECONDS >= deadline)); then
+			log "Redis did not exit within ${REDIS_STOP_TIMEOUT}s; sending SIGKILL"
+			kill -KILL "$pid" 2>/dev/null || true
+			break
+		fi
+		sleep 0.2
+	done
+	rm -f "$REDIS_PID_FILE"
+}
+
 if [[ ! -d $STATE_DIR ]]; then
 	log "nothing to do: $STATE_DIR does not exist"
 	exit 0
@@ -117,6 +150,7 @@ flock -w 900 9 || die "timed out waiting for lock $STATE_DIR/.lock"
 
 stop_postgres
 stop_clickhouse
+stop_redis
 
 if $PURGE; then
 	# Belt and braces before an rm -rf of a path that came from the environment.
