@@ -85,3 +85,28 @@ func TestJournalSkipsAPartialLine(t *testing.T) {
 	require.Equal(t, "req-000002", rows[2].ID)
 	require.Empty(t, again.Replay(), "replayed once")
 }
+
+// A hit's savings come back from the journal after a crash as they were logged.
+func TestJournalKeepsCacheSavings(t *testing.T) {
+	dir := t.TempDir()
+	j, err := OpenJournal(dir)
+	require.NoError(t, err)
+	hit := record(1)
+	hit.CacheStatus, hit.CacheSavedCost, hit.CacheSavedMS = CacheHit, 0.0042, 812.5
+	for _, r := range []LogRecord{record(0), hit} {
+		require.NoError(t, j.Append(&r))
+	}
+	require.NoError(t, j.Sync())
+	// kill -9: the journal's file is all that is left.
+
+	again, err := OpenJournal(dir)
+	require.NoError(t, err)
+	defer again.Close()
+	rows := again.Replay()
+	require.Len(t, rows, 2)
+	for i, want := range []LogRecord{record(0), hit} {
+		require.Equal(t, want.CacheStatus, rows[i].CacheStatus)
+		require.Equal(t, want.CacheSavedCost, rows[i].CacheSavedCost)
+		require.Equal(t, want.CacheSavedMS, rows[i].CacheSavedMS)
+	}
+}

@@ -97,11 +97,13 @@ func validateRange[T int | float64](param string, lo, hi *T) error {
 	return nil
 }
 
-// The cache statuses the gateway logs. A hit is either of the first two.
+// The cache statuses the gateway logs. A hit is either of the first two; CacheRefresh is a
+// forced refresh, a miss whose answer replaced the cached one.
 const (
 	CacheHit         = "HIT"
 	CacheSemanticHit = "SEMANTIC HIT"
 	CacheMiss        = "MISS"
+	CacheRefresh     = "REFRESH"
 	CacheDisabled    = "DISABLED"
 )
 
@@ -142,10 +144,12 @@ type GraphQuery struct {
 }
 
 // Graph is a graph's answer. Summary holds the figures over the whole range; each Point the
-// same figures over its bucket, under the reference's names for the kind (GraphValues). Buckets
-// with no rows are present, with zero values, so a chart has no gaps. errors/status-codes has
-// no time buckets: its Points carry StatusCode and count, most frequent first, and its Summary
-// total_errors and unique_error_codes.
+// same figures over its bucket, under the reference's names for the kind (GraphValues), or
+// over its bucket and the earlier ones for the values GraphCumulative names. Buckets with no
+// rows are present, with zero values (a cumulative value keeps the one before), so a chart has
+// no gaps. cache/hit-rate's Summary also holds total, the hits of both kinds, as the
+// reference's does. errors/status-codes has no time buckets: its Points carry StatusCode and
+// count, most frequent first, and its Summary total_errors and unique_error_codes.
 type Graph struct {
 	Summary map[string]float64
 	Points  []Point
@@ -154,6 +158,8 @@ type Graph struct {
 // GraphValues names the values of each kind's Points and Summary. Latencies are in
 // milliseconds (percentiles exact, as in groups), rates shares in [0, 1]; users counts distinct
 // UserMetadataKey values, errors statuses of 400 and above, cache/latency the cache hits.
+// cache/hit-rate's savings add up the CacheSavedCost of the simple and of the semantic hits,
+// in USD as every cost here (the reference says cents).
 var GraphValues = map[string][]string{
 	GraphRequests:         {"total"},
 	GraphCost:             {"total", "avg"},
@@ -163,8 +169,16 @@ var GraphValues = map[string][]string{
 	GraphErrors:           {"total"},
 	GraphErrorRate:        {"rate"},
 	GraphErrorStatusCodes: {"count"},
-	GraphCacheHitRate:     {"simple_hits", "semantic_hits", "rate"},
-	GraphCacheLatency:     {"avg"},
+	GraphCacheHitRate: {"simple_hits", "semantic_hits", "rate", "cumulative_simple_cache_savings",
+		"cumulative_semantic_cache_savings"},
+	GraphCacheLatency: {"avg"},
+}
+
+// GraphCumulative names the values of GraphValues that accumulate over a graph's Points: each
+// point holds the figure over its bucket and every earlier bucket of the range (not of all
+// time), so that the last point's is the Summary's.
+var GraphCumulative = map[string][]string{
+	GraphCacheHitRate: {"cumulative_simple_cache_savings", "cumulative_semantic_cache_savings"},
 }
 
 // Point is one bucket of a graph, or one status code of errors/status-codes.
@@ -187,14 +201,20 @@ type Summary struct {
 	Users            int64   // distinct UserMetadataKey values
 }
 
-// CacheSummary is GET /v1/analytics/summary/cache. Hits are CacheHit and CacheSemanticHit.
+// CacheSummary is GET /v1/analytics/summary/cache. Hits are CacheHit (SimpleHits) and
+// CacheSemanticHit (SemanticHits); a CacheRefresh is not one.
 type CacheSummary struct {
 	Hits            int64
+	SimpleHits      int64
+	SemanticHits    int64
 	TotalRequests   int64
 	AvgHitLatencyMS float64
 	// Speedup is how much faster a hit is than the other requests, as the reference's
 	// cache_speedup: in percent of the others' average latency; 0 when either side has no rows.
 	Speedup float64
+	// CostSaved adds up the hits' CacheSavedCost (USD), LatencySavedMS their CacheSavedMS.
+	CostSaved      float64
+	LatencySavedMS float64
 }
 
 // LogsQuery asks for one page of log rows, newest first (started_at, then id, descending).

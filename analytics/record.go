@@ -38,7 +38,13 @@ type LogRecord struct {
 	TTFTMS           float64 `json:"ttft_ms,omitempty"` // time to first token, streams only
 	Stream           bool    `json:"stream"`
 
-	CacheStatus    string            `json:"cache_status"`
+	CacheStatus string `json:"cache_status"`
+	// CacheSavedCost and CacheSavedMS are what a cache hit saved, 0 on every other row: the
+	// cost in USD the original answer had, which the hit did not spend (its own Cost is 0),
+	// and the original answer's latency less the hit's, never below 0.
+	CacheSavedCost float64 `json:"cache_saved_cost,omitempty"`
+	CacheSavedMS   float64 `json:"cache_saved_latency_ms,omitempty"`
+
 	RetryCount     int               `json:"retry_count"`
 	FallbackTarget string            `json:"fallback_target,omitempty"` // the target path that served after others failed
 	Target         string            `json:"target,omitempty"`

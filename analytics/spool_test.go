@@ -178,3 +178,14 @@ func BenchmarkSpoolAppend(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*len(batch))/b.Elapsed().Seconds(), "rows/s")
 }
+
+// A hit's savings go through the spool as they came (the spool holds rows as JSON lines).
+func TestSpoolKeepsCacheSavings(t *testing.T) {
+	s := openSpool(t, t.TempDir(), 1<<20)
+	hit := record(1)
+	hit.CacheStatus, hit.CacheSavedCost, hit.CacheSavedMS = CacheSemanticHit, 0.0042, 812.5
+	require.NoError(t, s.Append([]LogRecord{record(0), hit}))
+	rows, _, err := s.Read(10)
+	require.NoError(t, err)
+	assert.Equal(t, []LogRecord{record(0), hit}, rows)
+}

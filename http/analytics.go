@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -55,9 +56,16 @@ type graphAnswer struct {
 	DataPoints []map[string]any `json:"data_points"`
 }
 
-// graphValue is a graph's value as answered: the cost graph's values are money.
-func graphValue(kind string, v float64) any {
-	if kind == analytics.GraphCost {
+// graphMoney names the graph values that are money, by kind: the cost graph's, and the cache
+// savings (USD, where the reference says cents).
+var graphMoney = map[string][]string{
+	analytics.GraphCost:         analytics.GraphValues[analytics.GraphCost],
+	analytics.GraphCacheHitRate: analytics.GraphCumulative[analytics.GraphCacheHitRate],
+}
+
+// graphValue is a graph's value as answered.
+func graphValue(kind, name string, v float64) any {
+	if slices.Contains(graphMoney[kind], name) {
 		return amount(v)
 	}
 	return v
@@ -79,12 +87,12 @@ func (a *Admin) graph(kind string) handler {
 		}
 		ans := graphAnswer{Object: "analytics-graph", Summary: make(map[string]any, len(g.Summary)), DataPoints: make([]map[string]any, 0, len(g.Points))}
 		for k, v := range g.Summary {
-			ans.Summary[k] = graphValue(kind, v)
+			ans.Summary[k] = graphValue(kind, k, v)
 		}
 		for _, p := range g.Points {
 			point := make(map[string]any, len(p.Values)+1)
 			for k, v := range p.Values {
-				point[k] = graphValue(kind, v)
+				point[k] = graphValue(kind, k, v)
 			}
 			if kind == analytics.GraphErrorStatusCodes {
 				point["status_code"] = p.StatusCode
@@ -115,11 +123,16 @@ type trafficSummary struct {
 	Users            int64   `json:"users"`
 }
 
+// cacheSummary is the reference's, with what the hits saved: cost_saved in USD, as cost is.
 type cacheSummary struct {
-	Hits          int64   `json:"hits"`
-	AvgLatency    float64 `json:"avg_latency"`
-	TotalRequests int64   `json:"total_requests"`
-	CacheSpeedup  float64 `json:"cache_speedup"`
+	Hits           int64   `json:"hits"`
+	SimpleHits     int64   `json:"simple_hits"`
+	SemanticHits   int64   `json:"semantic_hits"`
+	AvgLatency     float64 `json:"avg_latency"`
+	TotalRequests  int64   `json:"total_requests"`
+	CacheSpeedup   float64 `json:"cache_speedup"`
+	CostSaved      amount  `json:"cost_saved"`
+	LatencySavedMS float64 `json:"latency_saved_ms"`
 }
 
 func (a *Admin) summary(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -155,5 +168,7 @@ func (a *Admin) cacheSummary(w http.ResponseWriter, r *http.Request) (int, any, 
 		return 0, nil, err
 	}
 	return http.StatusOK, summaryAnswer{Object: "analytics-summary", Summary: cacheSummary{
-		Hits: s.Hits, AvgLatency: s.AvgHitLatencyMS, TotalRequests: s.TotalRequests, CacheSpeedup: s.Speedup}}, nil
+		Hits: s.Hits, SimpleHits: s.SimpleHits, SemanticHits: s.SemanticHits, AvgLatency: s.AvgHitLatencyMS,
+		TotalRequests: s.TotalRequests, CacheSpeedup: s.Speedup, CostSaved: amount(s.CostSaved),
+		LatencySavedMS: s.LatencySavedMS}}, nil
 }

@@ -95,12 +95,27 @@ func (ta *trafficAPI) generate(n int) []analytics.LogRecord {
 			EndedAt:     start.Add(time.Duration(latency * float64(time.Millisecond))).Truncate(time.Millisecond),
 			RequestBody: []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`), ResponseBody: []byte(`{"id":"chatcmpl-1"}`),
 		}
+		// Semantic hits, forced refreshes and what the hits saved, set without drawing from r.
+		switch {
+		case rec.CacheStatus == analytics.CacheHit && i%4 == 0:
+			rec.CacheStatus = analytics.CacheSemanticHit
+		case rec.CacheStatus == analytics.CacheMiss && i%4 == 0:
+			rec.CacheStatus = analytics.CacheRefresh
+		}
+		if cacheHit(rec) {
+			rec.CacheSavedCost, rec.CacheSavedMS = float64(i%50+1)/1000, float64(i%700)
+		}
 		if i >= n {
 			rec.OrganisationID, rec.WorkspaceID = otherOrg, uuid.NewString()
 		}
 		rows = append(rows, rec)
 	}
 	return rows
+}
+
+// cacheHit says whether r was answered from the cache, simply or semantically.
+func cacheHit(r analytics.LogRecord) bool {
+	return r.CacheStatus == analytics.CacheHit || r.CacheStatus == analytics.CacheSemanticHit
 }
 
 // insert stores rows and remembers them.
@@ -213,7 +228,7 @@ func expectColumn(rows []analytics.LogRecord, col string) any {
 			return 0
 		})
 	case analytics.ColCacheHitRate:
-		return share(func(r analytics.LogRecord) bool { return r.CacheStatus == "HIT" })
+		return share(cacheHit)
 	case analytics.ColLastSeen:
 		return seen(true)
 	case analytics.ColFirstSeen:
@@ -643,7 +658,8 @@ func TestTrafficFilterBounds(t *testing.T) {
 		{"workspace_slug unknown", "workspace_slug=team-z", "workspace_slug", 404, "team-z"},
 	}
 	routes := []string{"/analytics/summary", "/analytics/summary/cache", "/analytics/groups/model", "/logs/groups/model",
-		"/analytics/graphs/cost", "/logs", "/analytics/groups/users", "/analytics/groups/metadata/env"}
+		"/analytics/graphs/cost", "/analytics/graphs/cache/hit-rate", "/logs", "/analytics/groups/users",
+		"/analytics/groups/metadata/env"}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, route := range routes {
@@ -789,7 +805,7 @@ func TestAnalyticsGraphs(t *testing.T) {
 		if r.StatusCode >= 400 {
 			errors++
 		}
-		if r.CacheStatus == "HIT" {
+		if cacheHit(r) {
 			hits++
 			hitLatency += r.LatencyMS
 		}
@@ -802,6 +818,32 @@ func TestAnalyticsGraphs(t *testing.T) {
 	assert.InDelta(t, errors/n, summary(analytics.GraphErrorRate, "rate"), 1e-9, "rates are shares")
 	assert.InDelta(t, hits/n, summary(analytics.GraphCacheHitRate, "rate"), 1e-9)
 	assert.InDelta(t, hitLatency/hits, summary(analytics.GraphCacheLatency, "avg"), 1e-6)
+	assert.EqualValues(t, hits, summary(analytics.GraphCacheHitRate, "total"), "the hit-rate summary's total is its hits")
+
+	// The hit-rate graph's savings accumulate over its points up to what the week's hits saved.
+	saved := map[string]float64{}
+	for _, r := range rows {
+		switch r.CacheStatus {
+		case analytics.CacheHit:
+			saved["cumulative_simple_cache_savings"] += r.CacheSavedCost
+		case analytics.CacheSemanticHit:
+			saved["cumulative_semantic_cache_savings"] += r.CacheSavedCost
+		}
+	}
+	hitRate := ta.Admin(http.MethodGet, "/analytics/graphs/cache/hit-rate", nil)
+	require.Equal(t, http.StatusOK, hitRate.Status, string(hitRate.Raw))
+	hitPoints := hitRate.Body["data_points"].([]any)
+	for name, want := range saved {
+		require.NotZero(t, want, name)
+		prev := 0.0
+		for _, p := range hitPoints {
+			v := num(p.(map[string]any)[name])
+			assert.GreaterOrEqual(t, v, prev, name)
+			prev = v
+		}
+		assert.InDelta(t, want, prev, 1e-6, name)
+		assert.InDelta(t, want, num(obj(hitRate.Body, "summary")[name]), 1e-6, name)
+	}
 	sc := ta.Admin(http.MethodGet, "/analytics/graphs/errors/status-codes", nil)
 	got := map[float64]float64{}
 	for _, p := range sc.Body["data_points"].([]any) {
@@ -830,8 +872,8 @@ func TestAnalyticsGraphs(t *testing.T) {
 func TestAnalyticsSummary(t *testing.T) {
 	ta := newTrafficAPI(t)
 	rows := ta.lastWeek(nil)
-	var cost, latency, hitLatency float64
-	var tokens, prompt, completion, errors, ok, hits int
+	var cost, latency, hitLatency, costSaved, latencySaved float64
+	var tokens, prompt, completion, errors, ok, hits, semantic int
 	users := map[string]bool{}
 	for _, r := range rows {
 		cost += r.Cost
@@ -848,11 +890,17 @@ func TestAnalyticsSummary(t *testing.T) {
 		if u, found := r.Metadata[analytics.UserMetadataKey]; found {
 			users[u] = true
 		}
-		if r.CacheStatus == "HIT" {
+		if cacheHit(r) {
 			hits++
 			hitLatency += r.LatencyMS
+			costSaved += r.CacheSavedCost
+			latencySaved += r.CacheSavedMS
+		}
+		if r.CacheStatus == analytics.CacheSemanticHit {
+			semantic++
 		}
 	}
+	require.NotZero(t, semantic)
 	n := float64(len(rows))
 	r := ta.Admin(http.MethodGet, "/analytics/summary", nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
@@ -872,13 +920,70 @@ func TestAnalyticsSummary(t *testing.T) {
 	require.Equal(t, http.StatusOK, c.Status, string(c.Raw))
 	assert.Equal(t, "analytics-summary", c.Body["object"])
 	cs := obj(c.Body, "summary")
-	assert.ElementsMatch(t, []string{"hits", "avg_latency", "total_requests", "cache_speedup"}, mapKeys(cs))
+	assert.ElementsMatch(t, []string{"hits", "simple_hits", "semantic_hits", "avg_latency", "total_requests", "cache_speedup",
+		"cost_saved", "latency_saved_ms"}, mapKeys(cs))
 	assert.EqualValues(t, hits, cs["hits"])
+	assert.EqualValues(t, hits-semantic, cs["simple_hits"])
+	assert.EqualValues(t, semantic, cs["semantic_hits"])
+	assert.InDelta(t, costSaved, num(cs["cost_saved"]), 1e-6)
+	assert.InDelta(t, latencySaved, num(cs["latency_saved_ms"]), 1e-6)
 	assert.EqualValues(t, len(rows), cs["total_requests"])
 	assert.InDelta(t, hitLatency/float64(hits), num(cs["avg_latency"]), 1e-6)
 	others := (latency - hitLatency) / float64(len(rows)-hits)
 	assert.InDelta(t, (others-hitLatency/float64(hits))/others*100, num(cs["cache_speedup"]), 1e-6,
 		"how much faster a hit is, in percent of the others' average latency")
+}
+
+// TestAnalyticsCacheSavings: rows of known savings, in a workspace of their own, and the
+// answers of the cache summary and of the hit-rate graph over them, figure by figure. Savings
+// are USD, as every cost (the reference's graph says cents); a forced refresh is no hit.
+func TestAnalyticsCacheSavings(t *testing.T) {
+	ta := newTrafficAPI(t)
+	ws := ta.seedWorkspace("team-c", nil)
+	base := ta.Now().Add(-3 * time.Hour).Truncate(time.Hour)
+	row := func(at time.Duration, status string, cost, latency, savedCost, savedMS float64) analytics.LogRecord {
+		return analytics.LogRecord{ID: uuid.NewString(), OrganisationID: ta.OrgID, WorkspaceID: ws, Model: "gpt-4o",
+			Endpoint: "chatComplete", Method: "POST", Path: "/v1/chat/completions", StatusCode: 200, Cost: cost,
+			LatencyMS: latency, CacheStatus: status, CacheSavedCost: savedCost, CacheSavedMS: savedMS, LogFormat: "v1",
+			StartedAt: base.Add(at), EndedAt: base.Add(at + time.Second)}
+	}
+	ta.insert(
+		row(10*time.Minute, analytics.CacheHit, 0, 20, 0.5, 300),
+		row(20*time.Minute, analytics.CacheSemanticHit, 0, 40, 0.25, 150),
+		row(30*time.Minute, analytics.CacheMiss, 0.75, 400, 0, 0),
+		// none in the second hour
+		row(2*time.Hour+10*time.Minute, analytics.CacheHit, 0, 10, 1.25, 500),
+		row(2*time.Hour+20*time.Minute, analytics.CacheRefresh, 1, 900, 0, 0),
+		row(2*time.Hour+30*time.Minute, analytics.CacheSemanticHit, 0, 30, 0.125, 60),
+		row(2*time.Hour+40*time.Minute, analytics.CacheDisabled, 0.5, 200, 0, 0),
+	)
+	q := "?workspace_slug=team-c&time_of_generation_min=" + url.QueryEscape(base.Format(time.RFC3339)) +
+		"&time_of_generation_max=" + url.QueryEscape(base.Add(3*time.Hour).Format(time.RFC3339))
+
+	c := ta.Admin(http.MethodGet, "/analytics/summary/cache"+q, nil)
+	require.Equal(t, http.StatusOK, c.Status, string(c.Raw))
+	// Hits take 25 ms on average, the others 500: 95% faster.
+	assert.Equal(t, map[string]any{"object": "analytics-summary", "summary": map[string]any{
+		"hits": 4.0, "simple_hits": 2.0, "semantic_hits": 2.0, "avg_latency": 25.0, "total_requests": 7.0,
+		"cache_speedup": 95.0, "cost_saved": 2.125, "latency_saved_ms": 1010.0}}, c.Body)
+
+	g := ta.Admin(http.MethodGet, "/analytics/graphs/cache/hit-rate"+q, nil)
+	require.Equal(t, http.StatusOK, g.Status, string(g.Raw))
+	point := func(hour int, simple, semantic, rate, simpleSaved, semanticSaved float64) map[string]any {
+		return map[string]any{"timestamp": base.Add(time.Duration(hour) * time.Hour).UTC().Format(time.RFC3339Nano),
+			"simple_hits": simple, "semantic_hits": semantic, "rate": rate,
+			"cumulative_simple_cache_savings": simpleSaved, "cumulative_semantic_cache_savings": semanticSaved}
+	}
+	assert.Equal(t, map[string]any{
+		"object": "analytics-graph",
+		"summary": map[string]any{"total": 4.0, "rate": 4.0 / 7, "simple_hits": 2.0, "semantic_hits": 2.0,
+			"cumulative_simple_cache_savings": 1.75, "cumulative_semantic_cache_savings": 0.375},
+		"data_points": []any{
+			point(0, 1, 1, 2.0/3, 0.5, 0.25),
+			point(1, 0, 0, 0, 0.5, 0.25),
+			point(2, 1, 1, 0.5, 1.75, 0.375),
+		},
+	}, g.Body)
 }
 
 // TestTrafficAccess is the access matrix: admin keys see every workspace, workspace keys

@@ -65,15 +65,33 @@ func TestCacheWriteTokensUpgradeSQLite(t *testing.T) {
 	defer db.Close()
 	require.NoError(t, ApplySQLite(ctx, db, upTo(t, SQLiteAnalytics, versionOf(t, SQLiteAnalytics, "cache_write_tokens"))))
 
-	// A row of every column the old table has, zero or empty.
-	rs, err := db.QueryContext(ctx, `SELECT name, type FROM pragma_table_info('request_logs')`)
+	cols, vals := sqliteZeroRow(t, db)
+	require.NotContains(t, cols, "cache_write_tokens")
+	insertSQLiteRow(t, db, "old", cols, vals)
+
+	require.NoError(t, ApplySQLite(ctx, db, SQLiteAnalytics))
+	require.NoError(t, ApplySQLite(ctx, db, SQLiteAnalytics))
+	var old int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT cache_write_tokens FROM request_logs WHERE id = 'old'`).Scan(&old))
+	assert.Zero(t, old)
+	insertSQLiteRow(t, db, "new", append(cols, "cache_write_tokens"), append(vals, 42))
+	var got int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT cache_write_tokens FROM request_logs WHERE id = 'new'`).Scan(&got))
+	assert.Equal(t, 42, got)
+}
+
+// sqliteZeroRow is request_logs' columns as they are, the id first, and a row of them: zero or
+// empty.
+func sqliteZeroRow(t *testing.T, db *sql.DB) ([]string, []any) {
+	t.Helper()
+	rs, err := db.QueryContext(context.Background(), `SELECT name, type FROM pragma_table_info('request_logs')`)
 	require.NoError(t, err)
+	defer rs.Close()
 	var cols []string
 	var vals []any
 	for rs.Next() {
 		var name, typ string
 		require.NoError(t, rs.Scan(&name, &typ))
-		require.NotEqual(t, "cache_write_tokens", name)
 		cols = append(cols, name)
 		if typ == "TEXT" {
 			vals = append(vals, "")
@@ -82,23 +100,17 @@ func TestCacheWriteTokensUpgradeSQLite(t *testing.T) {
 		}
 	}
 	require.NoError(t, rs.Err())
-	vals[0] = "old"
-	_, err = db.ExecContext(ctx, "INSERT INTO request_logs ("+strings.Join(cols, ", ")+") VALUES (?"+
+	require.Equal(t, "id", cols[0])
+	return cols, vals
+}
+
+// insertSQLiteRow stores vals in cols under id (which replaces vals[0]).
+func insertSQLiteRow(t *testing.T, db *sql.DB, id string, cols []string, vals []any) {
+	t.Helper()
+	vals = append([]any{id}, vals[1:]...)
+	_, err := db.ExecContext(context.Background(), "INSERT INTO request_logs ("+strings.Join(cols, ", ")+") VALUES (?"+
 		strings.Repeat(", ?", len(cols)-1)+")", vals...)
 	require.NoError(t, err)
-
-	require.NoError(t, ApplySQLite(ctx, db, SQLiteAnalytics))
-	require.NoError(t, ApplySQLite(ctx, db, SQLiteAnalytics))
-	var old int
-	require.NoError(t, db.QueryRowContext(ctx, `SELECT cache_write_tokens FROM request_logs WHERE id = 'old'`).Scan(&old))
-	assert.Zero(t, old)
-	vals[0] = "new"
-	_, err = db.ExecContext(ctx, "INSERT INTO request_logs ("+strings.Join(cols, ", ")+", cache_write_tokens) VALUES (?"+
-		strings.Repeat(", ?", len(cols))+")", append(vals, 42)...)
-	require.NoError(t, err)
-	var got int
-	require.NoError(t, db.QueryRowContext(ctx, `SELECT cache_write_tokens FROM request_logs WHERE id = 'new'`).Scan(&got))
-	assert.Equal(t, 42, got)
 }
 
 // The same on ClickHouse, whose release 18.16 has no ADD COLUMN IF NOT EXISTS: the file runs

@@ -114,6 +114,18 @@ func Rows() []analytics.LogRecord {
 			// without drawing from r, so that the other columns stay what they were.
 			row.CacheWriteTokens = (in - row.CachedTokens) / 2
 		}
+		// What a hit saved, and forced refreshes among the misses, set without drawing from r.
+		// The savings are multiples of 1/256 and 1/8, which add up exactly in any order, so
+		// their sums compare exactly.
+		switch row.CacheStatus {
+		case analytics.CacheHit, analytics.CacheSemanticHit:
+			row.CacheSavedCost = float64(i%64+1) / 256
+			row.CacheSavedMS = float64(i%2000) / 8
+		case analytics.CacheMiss:
+			if i%3 == 0 {
+				row.CacheStatus = analytics.CacheRefresh
+			}
+		}
 		if prompt < 5 {
 			row.PromptID = "prompt-" + strconv.Itoa(prompt)
 		}
@@ -189,6 +201,31 @@ func dupRows(rows []analytics.LogRecord) []analytics.LogRecord {
 	return out
 }
 
+// CacheOrg's rows are cacheRows: a few of known cache savings, whose figures the suite states
+// as numbers rather than computing them.
+const CacheOrg = "org-cache"
+
+// cacheRows are CacheOrg's rows: on Start's first day a simple hit, a semantic hit and a miss;
+// none on the second; on the third a simple hit, a semantic hit, a forced refresh and a row
+// with the cache off. Models gpt and claude split them for the groups.
+func cacheRows() []analytics.LogRecord {
+	row := func(id string, at time.Duration, model, status string, cost, latency, savedCost, savedMS float64) analytics.LogRecord {
+		return analytics.LogRecord{ID: "cache-" + id, TraceID: "trace-cache-" + id, OrganisationID: CacheOrg,
+			WorkspaceID: "ws-a", Model: model, Endpoint: "chatComplete", Method: "POST", Path: "/v1/chat/completions",
+			StatusCode: 200, Cost: cost, LatencyMS: latency, CacheStatus: status, CacheSavedCost: savedCost,
+			CacheSavedMS: savedMS, LogFormat: "v1", StartedAt: Start.Add(at), EndedAt: Start.Add(at + time.Second)}
+	}
+	return []analytics.LogRecord{
+		row("1", 1*time.Hour, "gpt", analytics.CacheHit, 0, 20, 0.5, 300),
+		row("2", 2*time.Hour, "gpt", analytics.CacheSemanticHit, 0, 40, 0.25, 150),
+		row("3", 3*time.Hour, "gpt", analytics.CacheMiss, 0.75, 400, 0, 0),
+		row("4", 2*day+1*time.Hour, "claude", analytics.CacheHit, 0, 10, 1.25, 500),
+		row("5", 2*day+2*time.Hour, "claude", analytics.CacheRefresh, 1, 900, 0, 0),
+		row("6", 2*day+3*time.Hour, "claude", analytics.CacheSemanticHit, 0, 30, 0.125, 60),
+		row("7", 2*day+4*time.Hour, "claude", analytics.CacheDisabled, 0.5, 200, 0, 0),
+	}
+}
+
 // suite is the loaded store and the rows it holds, each once.
 type suite struct {
 	store analytics.Store
@@ -212,8 +249,10 @@ func Run(t *testing.T, open func(t *testing.T) analytics.Store) {
 	require.NoError(t, store.Insert(ctx, dups))
 	require.NoError(t, store.Insert(ctx, dups))
 	require.NoError(t, store.Insert(ctx, append(append([]analytics.LogRecord{}, dups[10:20]...), rows[0:5]...)))
+	cache := cacheRows()
+	require.NoError(t, store.Insert(ctx, cache))
 
-	s := suite{store: store, rows: append(rows, dups...)}
+	s := suite{store: store, rows: append(append(rows, dups...), cache...)}
 	for _, tc := range []struct {
 		name string
 		run  func(*testing.T)
@@ -228,6 +267,7 @@ func Run(t *testing.T, open func(t *testing.T) analytics.Store) {
 		{"graph buckets", s.graphBuckets},
 		{"invalid graphs", s.invalidGraphs},
 		{"summaries", s.summaries},
+		{"cache savings", s.cacheSavings},
 		{"logs pages", s.logsPages},
 		{"log", s.log},
 		{"bodies", s.bodies},

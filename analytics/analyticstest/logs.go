@@ -72,6 +72,62 @@ func checkCacheSummary(t *testing.T, want, got analytics.CacheSummary) {
 	assert.True(t, near(want.AvgHitLatencyMS, got.AvgHitLatencyMS), "avg hit latency: want %v, got %v",
 		want.AvgHitLatencyMS, got.AvgHitLatencyMS)
 	assert.True(t, near(want.Speedup, got.Speedup), "speedup: want %v, got %v", want.Speedup, got.Speedup)
+	assert.Equal(t, want.SimpleHits, got.SimpleHits, "simple hits")
+	assert.Equal(t, want.SemanticHits, got.SemanticHits, "semantic hits")
+	// Multiples of 1/256 and 1/8 (see Rows): their sums are exact.
+	assert.Equal(t, want.CostSaved, got.CostSaved, "cost saved")
+	assert.Equal(t, want.LatencySavedMS, got.LatencySavedMS, "latency saved")
+}
+
+// cacheSavings states CacheOrg's figures (cacheRows) as numbers: what the hits saved, in the
+// cache summary and cumulated over the hit-rate graph's buckets, and the hit rate by model.
+// A forced refresh, like a miss, is no hit.
+func (s suite) cacheSavings(t *testing.T) {
+	ctx := context.Background()
+	f := analytics.Filter{OrganisationID: CacheOrg}
+	c, err := s.store.CacheSummary(ctx, f)
+	require.NoError(t, err)
+	// Hit latencies 20, 40, 10, 30: 25 on average; the others' 400, 900, 200: 500.
+	assert.Equal(t, analytics.CacheSummary{Hits: 4, SimpleHits: 2, SemanticHits: 2, TotalRequests: 7,
+		AvgHitLatencyMS: 25, Speedup: 95, CostSaved: 2.125, LatencySavedMS: 1010}, c)
+
+	g, err := s.store.Graph(ctx, analytics.GraphQuery{Filter: analytics.Filter{OrganisationID: CacheOrg,
+		From: Start, To: Start.Add(3 * day)}, Kind: analytics.GraphCacheHitRate, Bucket: day})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]float64{"total": 4, "simple_hits": 2, "semantic_hits": 2, "rate": 4.0 / 7,
+		"cumulative_simple_cache_savings": 1.75, "cumulative_semantic_cache_savings": 0.375}, g.Summary)
+	want := []map[string]float64{
+		{"simple_hits": 1, "semantic_hits": 1, "rate": 2.0 / 3,
+			"cumulative_simple_cache_savings": 0.5, "cumulative_semantic_cache_savings": 0.25},
+		{"simple_hits": 0, "semantic_hits": 0, "rate": 0,
+			"cumulative_simple_cache_savings": 0.5, "cumulative_semantic_cache_savings": 0.25},
+		{"simple_hits": 1, "semantic_hits": 1, "rate": 0.5,
+			"cumulative_simple_cache_savings": 1.75, "cumulative_semantic_cache_savings": 0.375},
+	}
+	require.Len(t, g.Points, len(want))
+	for i, w := range want {
+		assert.True(t, g.Points[i].Start.Equal(Start.Add(time.Duration(i)*day)), "point %d", i)
+		assert.Equal(t, w, g.Points[i].Values, "point %d", i)
+	}
+
+	// From the second day on, the savings of the first are not counted.
+	g, err = s.store.Graph(ctx, analytics.GraphQuery{Filter: analytics.Filter{OrganisationID: CacheOrg,
+		From: Start.Add(day), To: Start.Add(3 * day)}, Kind: analytics.GraphCacheHitRate, Bucket: day})
+	require.NoError(t, err)
+	require.Len(t, g.Points, 2)
+	assert.Zero(t, g.Points[0].Values["cumulative_simple_cache_savings"])
+	assert.Equal(t, 1.25, g.Points[1].Values["cumulative_simple_cache_savings"])
+	assert.Equal(t, 0.125, g.Points[1].Values["cumulative_semantic_cache_savings"])
+
+	groups, err := s.store.Groups(ctx, analytics.GroupsQuery{Filter: f, GroupBy: analytics.GroupModel,
+		Columns: []string{analytics.ColCacheHitRate}, SortBy: analytics.ColCacheHitRate, SortDesc: true})
+	require.NoError(t, err)
+	require.Len(t, groups.Groups, 2)
+	assert.Equal(t, "gpt", groups.Groups[0].Key)
+	assert.InDelta(t, 2.0/3, groups.Groups[0].Values[analytics.ColCacheHitRate], 1e-12, "a hit, a semantic hit, a miss")
+	assert.Equal(t, "claude", groups.Groups[1].Key)
+	assert.InDelta(t, 0.5, groups.Groups[1].Values[analytics.ColCacheHitRate], 1e-12,
+		"a hit, a semantic hit, a refresh, the cache off")
 }
 
 // newestFirst is the rows of f as Logs pages them.
@@ -187,6 +243,25 @@ func (s suite) log(t *testing.T) {
 			n++
 		}
 		require.Equal(t, 200, n, "rows with cache writes")
+	})
+	t.Run("cache savings round-trip", func(t *testing.T) {
+		n := 0
+		for _, want := range s.rows {
+			if n == 200 {
+				break
+			}
+			if want.CacheSavedCost == 0 {
+				continue
+			}
+			got, ok, err := s.store.Log(ctx, want.OrganisationID, want.ID)
+			require.NoError(t, err)
+			require.True(t, ok, want.ID)
+			require.Equal(t, want.CacheSavedCost, got.CacheSavedCost, want.ID)
+			require.Equal(t, want.CacheSavedMS, got.CacheSavedMS, want.ID)
+			require.Equal(t, stored(want), got)
+			n++
+		}
+		require.Equal(t, 200, n, "rows with cache savings")
 	})
 	t.Run("another organisation's row is invisible", func(t *testing.T) {
 		for _, r := range s.rows[:50] {

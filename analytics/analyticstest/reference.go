@@ -181,7 +181,7 @@ func value(g analytics.Group, c string) float64 {
 // graphValues is kind's figures over rs, under GraphValues' names.
 func graphValues(kind string, rs []analytics.LogRecord) map[string]float64 {
 	n := float64(len(rs))
-	var cost, tokens, lat, errs, simple, semantic, hitLat float64
+	var cost, tokens, lat, errs, simple, semantic, hitLat, simpleSaved, semanticSaved float64
 	lats := make([]float64, 0, len(rs))
 	users := map[string]bool{}
 	for _, r := range rs {
@@ -195,8 +195,10 @@ func graphValues(kind string, rs []analytics.LogRecord) map[string]float64 {
 		switch r.CacheStatus {
 		case analytics.CacheHit:
 			simple++
+			simpleSaved += r.CacheSavedCost
 		case analytics.CacheSemanticHit:
 			semantic++
+			semanticSaved += r.CacheSavedCost
 		}
 		if isHit(r) {
 			hitLat += r.LatencyMS
@@ -223,7 +225,9 @@ func graphValues(kind string, rs []analytics.LogRecord) map[string]float64 {
 	case analytics.GraphErrorRate:
 		return map[string]float64{"rate": ratio(errs, n)}
 	case analytics.GraphCacheHitRate:
-		return map[string]float64{"simple_hits": simple, "semantic_hits": semantic, "rate": ratio(simple+semantic, n)}
+		// The savings of these rows alone: refGraph accumulates them over the points.
+		return map[string]float64{"simple_hits": simple, "semantic_hits": semantic, "rate": ratio(simple+semantic, n),
+			"cumulative_simple_cache_savings": simpleSaved, "cumulative_semantic_cache_savings": semanticSaved}
 	case analytics.GraphCacheLatency:
 		return map[string]float64{"avg": ratio(hitLat, simple+semantic)}
 	}
@@ -269,8 +273,19 @@ func refGraph(rows []analytics.LogRecord, q analytics.GraphQuery) analytics.Grap
 		byStart[s] = append(byStart[s], r)
 	}
 	g := analytics.Graph{Summary: graphValues(q.Kind, rs)}
+	if q.Kind == analytics.GraphCacheHitRate {
+		g.Summary["total"] = g.Summary["simple_hits"] + g.Summary["semantic_hits"]
+	}
+	var simpleSaved, semanticSaved float64
 	for s := first; s <= last; s += b {
-		g.Points = append(g.Points, analytics.Point{Start: time.UnixMilli(s).UTC(), Values: graphValues(q.Kind, byStart[s])})
+		p := analytics.Point{Start: time.UnixMilli(s).UTC(), Values: graphValues(q.Kind, byStart[s])}
+		if q.Kind == analytics.GraphCacheHitRate {
+			simpleSaved += p.Values["cumulative_simple_cache_savings"]
+			semanticSaved += p.Values["cumulative_semantic_cache_savings"]
+			p.Values["cumulative_simple_cache_savings"] = simpleSaved
+			p.Values["cumulative_semantic_cache_savings"] = semanticSaved
+		}
+		g.Points = append(g.Points, p)
 	}
 	return g
 }
@@ -309,9 +324,17 @@ func refCacheSummary(rows []analytics.LogRecord, f analytics.Filter) analytics.C
 	var hitLat, otherLat, others float64
 	for _, r := range filter(rows, f) {
 		c.TotalRequests++
+		switch r.CacheStatus {
+		case analytics.CacheHit:
+			c.SimpleHits++
+		case analytics.CacheSemanticHit:
+			c.SemanticHits++
+		}
 		if isHit(r) {
 			c.Hits++
 			hitLat += r.LatencyMS
+			c.CostSaved += r.CacheSavedCost
+			c.LatencySavedMS += r.CacheSavedMS
 		} else {
 			others++
 			otherLat += r.LatencyMS

@@ -64,6 +64,7 @@ var clickHouseDialect = sqlstore.Dialect{
 	Integer: func(x string) string { return "toInt64(" + x + ")" },
 	CountIf: func(cond string) string { return "countIf(" + cond + ")" },
 	AvgIf:   func(x, cond string) string { return "avgIf(" + x + ", " + cond + ")" },
+	SumIf:   func(x, cond string) string { return "sumIf(" + x + ", " + cond + ")" },
 	// quantileExact, not quantile: the latter samples 8192 values and is approximate.
 	Quantile: func(p float64, x string) string { return "quantileExact(" + sqlstore.FormatFloat(p) + ")(" + x + ")" },
 	Distinct: func(x string) string { return "toInt64(uniqExact(" + x + "))" },
@@ -82,7 +83,8 @@ var clickHouseDialect = sqlstore.Dialect{
 	api_key_id, provider, ai_service, model, config_id, prompt_id, endpoint, method, path,
 	toInt64(status_code), toInt64(prompt_tokens), toInt64(completion_tokens), toInt64(total_tokens),
 	toInt64(cached_tokens), toInt64(cache_write_tokens), toInt64(reasoning_tokens), cost, latency_ms,
-	ttft_ms, toInt64(stream), cache_status, toInt64(retry_count), fallback_target, target, meta_keys,
+	ttft_ms, toInt64(stream), cache_status, cache_saved_cost, cache_saved_latency_ms, toInt64(retry_count),
+	fallback_target, target, meta_keys,
 	meta_values, error, request_body, response_body, request_body_encoding, response_body_encoding,
 	provenance, log_format, toInt64(` + chTS + `),
 	toInt64(toUInt64(ended_at) * 1000 + ended_ms)`,
@@ -98,7 +100,8 @@ func scanClickHouseLog(scan func(dest ...any) error) (analytics.LogRecord, error
 	if err := scan(&r.ID, &r.TraceID, &r.SpanID, &r.ParentSpanID, &r.SpanName, &r.OrganisationID,
 		&r.WorkspaceID, &r.APIKeyID, &r.Provider, &r.AIService, &r.Model, &r.ConfigID, &r.PromptID,
 		&r.Endpoint, &r.Method, &r.Path, &status, &prompt, &completion, &total, &cached, &cacheWrite, &reasoning,
-		&r.Cost, &r.LatencyMS, &r.TTFTMS, &stream, &r.CacheStatus, &retry, &r.FallbackTarget, &r.Target,
+		&r.Cost, &r.LatencyMS, &r.TTFTMS, &stream, &r.CacheStatus, &r.CacheSavedCost, &r.CacheSavedMS, &retry,
+		&r.FallbackTarget, &r.Target,
 		&keys, &values, &r.Error, &req, &resp, &reqEnc, &respEnc, &prov, &r.LogFormat, &started, &ended); err != nil {
 		return analytics.LogRecord{}, err
 	}
@@ -189,7 +192,8 @@ const clickHouseInsert = `INSERT INTO request_logs (id, trace_id, span_id, paren
 	organisation_id, workspace_id, api_key_id, provider, ai_service, model, config_id, prompt_id,
 	endpoint, method, path, status_code, prompt_tokens, completion_tokens, total_tokens,
 	cached_tokens, cache_write_tokens, reasoning_tokens, cost, latency_ms, ttft_ms, stream, cache_status,
-	retry_count, fallback_target, target, meta_keys, meta_values, error, request_body, response_body,
+	cache_saved_cost, cache_saved_latency_ms, retry_count, fallback_target, target, meta_keys, meta_values,
+	error, request_body, response_body,
 	request_body_encoding, response_body_encoding, provenance, log_format, started_at, started_ms, ended_at, ended_ms)`
 
 // clickHouseRowsPerYield is how many rows InsertPaced appends to the block between yields.
@@ -241,7 +245,8 @@ func (c *Store) InsertPaced(ctx context.Context, rows []analytics.LogRecord, yie
 			r.OrganisationID, r.WorkspaceID, r.APIKeyID, r.Provider, r.AIService, r.Model, r.ConfigID, r.PromptID,
 			r.Endpoint, r.Method, r.Path, uint16(r.StatusCode), uint32(r.PromptTokens), uint32(r.CompletionTokens),
 			uint32(r.TotalTokens), uint32(r.CachedTokens), uint32(r.CacheWriteTokens), uint32(r.ReasoningTokens),
-			r.Cost, r.LatencyMS, r.TTFTMS, stream, r.CacheStatus, uint16(r.RetryCount), r.FallbackTarget, r.Target,
+			r.Cost, r.LatencyMS, r.TTFTMS, stream, r.CacheStatus, r.CacheSavedCost, r.CacheSavedMS,
+			uint16(r.RetryCount), r.FallbackTarget, r.Target,
 			keys, values, r.Error, string(r.RequestBody), string(r.ResponseBody),
 			r.RequestBodyEncoding, r.ResponseBodyEncoding, sqlstore.ProvenanceJSON(r.Provenance), r.LogFormat, startSec, startMS, endSec, endMS); err != nil {
 			return fmt.Errorf("analytics: clickhouse insert %s: %w", r.ID, err)

@@ -114,6 +114,7 @@ var sqliteDialect = sqlstore.Dialect{
 	// A comparison is 1 or 0 in SQLite (the columns are NOT NULL, so never NULL).
 	CountIf: func(cond string) string { return "sum(" + cond + ")" },
 	AvgIf:   func(x, cond string) string { return "avg(CASE WHEN " + cond + " THEN " + x + " END)" },
+	SumIf:   func(x, cond string) string { return "sum(CASE WHEN " + cond + " THEN " + x + " ELSE 0 END)" },
 	Quantile: func(p float64, x string) string {
 		return sqliteQuantile + "(" + sqlstore.FormatFloat(p) + ", " + x + ")"
 	},
@@ -133,8 +134,9 @@ var sqliteDialect = sqlstore.Dialect{
 	LogColumns: `id, trace_id, span_id, parent_span_id, span_name, organisation_id, workspace_id,
 	api_key_id, provider, ai_service, model, config_id, prompt_id, endpoint, method, path, status_code,
 	prompt_tokens, completion_tokens, total_tokens, cached_tokens, cache_write_tokens, reasoning_tokens,
-	cost, latency_ms, ttft_ms, stream, cache_status, retry_count, fallback_target, target, metadata, error,
-	request_body, response_body, request_body_encoding, response_body_encoding, provenance, log_format, started_at, ended_at`,
+	cost, latency_ms, ttft_ms, stream, cache_status, cache_saved_cost, cache_saved_latency_ms, retry_count,
+	fallback_target, target, metadata, error, request_body, response_body, request_body_encoding,
+	response_body_encoding, provenance, log_format, started_at, ended_at`,
 	ScanLog: scanSQLiteLog,
 }
 
@@ -148,7 +150,7 @@ func scanSQLiteLog(scan func(dest ...any) error) (analytics.LogRecord, error) {
 		&r.WorkspaceID, &r.APIKeyID, &r.Provider, &r.AIService, &r.Model, &r.ConfigID, &r.PromptID,
 		&r.Endpoint, &r.Method, &r.Path, &r.StatusCode, &r.PromptTokens, &r.CompletionTokens,
 		&r.TotalTokens, &r.CachedTokens, &r.CacheWriteTokens, &r.ReasoningTokens, &r.Cost, &r.LatencyMS, &r.TTFTMS, &stream,
-		&r.CacheStatus, &r.RetryCount, &r.FallbackTarget, &r.Target, &meta, &r.Error, &req, &resp, &reqEnc, &respEnc,
+		&r.CacheStatus, &r.CacheSavedCost, &r.CacheSavedMS, &r.RetryCount, &r.FallbackTarget, &r.Target, &meta, &r.Error, &req, &resp, &reqEnc, &respEnc,
 		&prov, &r.LogFormat, &started, &ended); err != nil {
 		return analytics.LogRecord{}, err
 	}
@@ -205,11 +207,12 @@ const sqliteColumns = `id, trace_id, span_id, parent_span_id, span_name,
 	organisation_id, workspace_id, api_key_id, provider, ai_service, model, config_id, prompt_id,
 	endpoint, method, path, status_code, prompt_tokens, completion_tokens, total_tokens,
 	cached_tokens, cache_write_tokens, reasoning_tokens, cost, latency_ms, ttft_ms, stream, cache_status,
-	retry_count, fallback_target, target, metadata, error, request_body, response_body,
+	cache_saved_cost, cache_saved_latency_ms, retry_count, fallback_target, target, metadata, error,
+	request_body, response_body,
 	request_body_encoding, response_body_encoding, provenance, log_format, started_at, ended_at`
 
 // sqliteColumnCount is the number of sqliteColumns.
-const sqliteColumnCount = 41
+const sqliteColumnCount = 43
 
 // sqliteRowsPerStatement is how many rows one INSERT carries. Executing a statement has a cost
 // of its own (the driver's, the virtual machine's start); sixteen rows spread it, and keep
@@ -248,7 +251,8 @@ func sqliteValues(vals []driver.NamedValue, r *analytics.LogRecord) ([]driver.Na
 		r.OrganisationID, r.WorkspaceID, r.APIKeyID, r.Provider, r.AIService, r.Model, r.ConfigID, r.PromptID,
 		r.Endpoint, r.Method, r.Path, int64(r.StatusCode), int64(r.PromptTokens), int64(r.CompletionTokens),
 		int64(r.TotalTokens), int64(r.CachedTokens), int64(r.CacheWriteTokens), int64(r.ReasoningTokens),
-		r.Cost, r.LatencyMS, r.TTFTMS, stream, r.CacheStatus, int64(r.RetryCount), r.FallbackTarget, r.Target,
+		r.Cost, r.LatencyMS, r.TTFTMS, stream, r.CacheStatus, r.CacheSavedCost, r.CacheSavedMS,
+		int64(r.RetryCount), r.FallbackTarget, r.Target,
 		meta, r.Error, string(r.RequestBody), string(r.ResponseBody), r.RequestBodyEncoding, r.ResponseBodyEncoding,
 		sqlstore.ProvenanceJSON(r.Provenance), r.LogFormat, sqlstore.UnixMilli(r.StartedAt), sqlstore.UnixMilli(r.EndedAt)} {
 		vals = append(vals, driver.NamedValue{Ordinal: len(vals) + 1, Value: v})
@@ -275,7 +279,7 @@ func (s *Store) InsertPaced(ctx context.Context, rows []analytics.LogRecord, yie
 	}
 	defer conn.Close()
 	// The driver's own connection: database/sql would convert and check each of a statement's
-	// 656 values again, and allocate them anew, on every execution.
+	// 688 values again, and allocate them anew, on every execution.
 	err = conn.Raw(func(dc any) error {
 		c, ok := dc.(sqliteDriverConn)
 		if !ok {

@@ -32,8 +32,9 @@ func (d Dialect) graphExprs(kind string) (string, []any) {
 	case analytics.GraphErrorRate:
 		exprs = []string{d.rate(errorCond)}
 	case analytics.GraphCacheHitRate:
-		exprs = []string{d.Float(d.CountIf("cache_status = '" + analytics.CacheHit + "'")),
-			d.Float(d.CountIf("cache_status = '" + analytics.CacheSemanticHit + "'")), d.rate(hitCond)}
+		// The savings per bucket: Graph accumulates them over the buckets.
+		exprs = []string{d.Float(d.CountIf(simpleCond)), d.Float(d.CountIf(semanticCond)), d.rate(hitCond),
+			d.Float(d.SumIf("cache_saved_cost", simpleCond)), d.Float(d.SumIf("cache_saved_cost", semanticCond))}
 	case analytics.GraphCacheLatency:
 		exprs = []string{d.Float(d.AvgIf("latency_ms", hitCond))}
 	default:
@@ -66,6 +67,9 @@ func (e Engine) Graph(ctx context.Context, q analytics.GraphQuery) (analytics.Gr
 		}
 		for i, name := range names {
 			g.Summary[name] = vals[i]
+		}
+		if q.Kind == analytics.GraphCacheHitRate {
+			g.Summary["total"] = g.Summary["simple_hits"] + g.Summary["semantic_hits"]
 		}
 		return nil
 	}); err != nil {
@@ -104,6 +108,13 @@ func (e Engine) Graph(ctx context.Context, q analytics.GraphQuery) (analytics.Gr
 			p.Values[name] = v
 		}
 		g.Points[i] = p
+	}
+	for _, name := range analytics.GraphCumulative[q.Kind] {
+		var run float64
+		for _, p := range g.Points {
+			run += p.Values[name]
+			p.Values[name] = run
+		}
 	}
 	return g, nil
 }
@@ -168,16 +179,20 @@ func (e Engine) CacheSummary(ctx context.Context, f analytics.Filter) (analytics
 	}
 	where, args := e.where(f)
 	query := "SELECT " + strings.Join([]string{
-		e.Integer(e.CountIf(hitCond)), e.Integer("count(*)"),
+		e.Integer(e.CountIf(simpleCond)), e.Integer(e.CountIf(semanticCond)), e.Integer("count(*)"),
 		e.Float(e.AvgIf("latency_ms", hitCond)), e.Float(e.AvgIf("latency_ms", "NOT ("+hitCond+")")),
+		e.Float(e.SumIf("cache_saved_cost", hitCond)), e.Float(e.SumIf("cache_saved_latency_ms", hitCond)),
 	}, ", ") + " FROM " + e.Table + " WHERE " + where
 	var c analytics.CacheSummary
 	var others float64
 	err := e.queryRow(ctx, "cache summary", query, args, func(rs Rows) error {
-		if err := rs.Scan(&c.Hits, &c.TotalRequests, &c.AvgHitLatencyMS, &others); err != nil {
+		if err := rs.Scan(&c.SimpleHits, &c.SemanticHits, &c.TotalRequests, &c.AvgHitLatencyMS, &others,
+			&c.CostSaved, &c.LatencySavedMS); err != nil {
 			return err
 		}
+		c.Hits = c.SimpleHits + c.SemanticHits
 		c.AvgHitLatencyMS, others = finite(c.AvgHitLatencyMS), finite(others)
+		c.CostSaved, c.LatencySavedMS = finite(c.CostSaved), finite(c.LatencySavedMS)
 		return nil
 	})
 	if err != nil {

@@ -39,6 +39,8 @@ type Dialect struct {
 	CountIf func(cond string) string
 	// AvgIf averages x over the rows matching cond: NULL or NaN when there are none.
 	AvgIf func(x, cond string) string
+	// SumIf adds x over the rows matching cond: 0, or NULL over no rows at all.
+	SumIf func(x, cond string) string
 	// Quantile is exact: the value at 0-based position floor(p·n) of x in ascending order.
 	Quantile func(p float64, x string) string
 	// Distinct counts the distinct values of x, as an Int64.
@@ -65,9 +67,11 @@ type Engine struct {
 
 // The conditions the queries share; the cache statuses are constants, inlined.
 const (
-	hitCond     = "cache_status IN ('" + analytics.CacheHit + "', '" + analytics.CacheSemanticHit + "')"
-	errorCond   = "status_code >= 400"
-	successCond = "status_code >= 200 AND status_code < 300"
+	hitCond      = "cache_status IN ('" + analytics.CacheHit + "', '" + analytics.CacheSemanticHit + "')"
+	simpleCond   = "cache_status = '" + analytics.CacheHit + "'"
+	semanticCond = "cache_status = '" + analytics.CacheSemanticHit + "'"
+	errorCond    = "status_code >= 400"
+	successCond  = "status_code >= 200 AND status_code < 300"
 )
 
 // rate is the share of the rows matching cond, 0 over no rows.
