@@ -10,6 +10,11 @@
 // A config's override_params are applied to a parsed request by its WithOverrides method: the
 // body changes only where overridden, and only the overridden members are read again.
 //
+// For the answer cache it gives what a request is keyed by (CacheKeyMaterial: the body in
+// canonical JSON, without the members that cannot change the answer), rebuilds a streamed
+// answer whole from its chunks (StreamAccumulator), and replays a whole answer as the chunks of
+// a stream (ReplayStream).
+//
 // Every refusal is a *domain.Error: CodeInvalid with Param naming the field (OpenAI's notation,
 // such as messages[2].content), or CodeTooLarge for a body over the limit. The HTTP layer turns
 // them into OpenAI's error shape; this package chooses no status codes.

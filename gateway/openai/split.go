@@ -74,8 +74,10 @@ func valueEnd(d []byte, i int) int {
 }
 
 // members splits an object into its members, in order.
-func members(d []byte) []member {
-	var out []member
+func members(d []byte) []member { return splitMembers(nil, d) }
+
+// splitMembers appends an object's members to out.
+func splitMembers(out []member, d []byte) []member {
 	i := skipSpace(d, 0) + 1 // past '{'
 	for {
 		i = skipSpace(d, i)
@@ -95,8 +97,10 @@ func members(d []byte) []member {
 }
 
 // elements splits an array into its elements, in order.
-func elements(d []byte) []json.RawMessage {
-	var out []json.RawMessage
+func elements(d []byte) []json.RawMessage { return splitElements(nil, d) }
+
+// splitElements appends an array's elements to out.
+func splitElements(out []json.RawMessage, d []byte) []json.RawMessage {
 	i := skipSpace(d, 0) + 1 // past '['
 	for {
 		i = skipSpace(d, i)
