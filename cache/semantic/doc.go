@@ -12,10 +12,11 @@
 // Vectors are normalised when added, so cosine similarity is a dot product, and a lookup scans
 // every vector of its partition: exact, with no recall lost to an approximate structure, at a
 // cost linear in the partition's size (see BenchmarkNearest). Each partition keeps its vectors
-// end to end in one slice. On amd64 with AVX2 and FMA the products are computed eight at a
-// time, and a partition too big for the processor's caches is first scanned through int8 codes
-// of its vectors, a quarter of the memory; the float32 vector of a row is read only when the
-// codes cannot rule it out, so the answer is the exact scan's.
+// end to end in one slice. On amd64 the products are computed 8 values at a time with AVX2 and
+// FMA, 16 with AVX-512, and a partition too big for the processor's caches is first scanned
+// through int8 codes of its vectors, a quarter of the memory; the float32 vector of a row is
+// read only when the codes cannot rule it out, so the answer is the exact scan's. Elsewhere a
+// portable loop computes the products, and every scan is exact.
 //
 // # Threshold
 //
