@@ -52,6 +52,45 @@ func BenchmarkNearest(b *testing.B) {
 			}
 		})
 	})
+	// The int8 codes' worst case: entries all near duplicates of one another and of the query
+	// (cosine similarity about 0.99), which the codes cannot tell apart.
+	ix, queries = nearDuplicates(768, 100_000)
+	s := ix.shard("p0").slabs[slabKey{"p0", 768}]
+	b.Run("dim=768/entries=100000/near-duplicates/index", func(b *testing.B) {
+		lookups(b, 100_000, queries, func(q []float32, now time.Time) {
+			if _, ok := ix.Nearest("p0", q, now); !ok {
+				b.Fatal("no match")
+			}
+		})
+	})
+	b.Run("dim=768/entries=100000/near-duplicates/baseline-float32", func(b *testing.B) {
+		lookups(b, 100_000, queries, func(q []float32, now time.Time) {
+			s.scanExact(q, now.UnixNano())
+		})
+	})
+}
+
+// nearDuplicates is randomIndex with every vector, and every query, a small step away from one
+// vector.
+func nearDuplicates(dim, n int) (*Index, [][]float32) {
+	r := rand.New(rand.NewPCG(2, uint64(dim)))
+	base := randomVec(r, dim)
+	near := func() []float32 {
+		v := randomVec(r, dim)
+		for i := range v {
+			v[i] = base[i] + 0.1*v[i]
+		}
+		return v
+	}
+	ix := New(Options{MaxEntries: n})
+	for i := range n {
+		ix.Add("p0", "k"+strconv.Itoa(i), near(), time.Time{})
+	}
+	queries := make([][]float32, 64)
+	for i := range queries {
+		queries[i] = near()
+	}
+	return ix, queries
 }
 
 // randomIndex returns an index of n random vectors of dim, spread over partitions p0, p1…, and

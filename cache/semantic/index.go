@@ -241,9 +241,13 @@ const quantiseFrom = 1 << 19
 // scanExact compares q with every entry's vector. Expiry is read only for an entry that beats
 // the best so far, so that a scan reads little besides the vectors.
 func (s *slab) scanExact(q []float32, now int64) (int, float32) {
+	return s.scanExactFrom(0, q, now, -1, float32(math.Inf(-1)))
+}
+
+// scanExactFrom goes on with an exact scan from slot, given the best entry before it.
+func (s *slab) scanExactFrom(slot int, q []float32, now int64, at int, best float32) (int, float32) {
 	dim, vecs, expires := len(q), s.vecs, s.expires
-	best, at := float32(math.Inf(-1)), -1
-	for slot, off := 0, 0; off < len(vecs); slot, off = slot+1, off+dim {
+	for off := slot * dim; off < len(vecs); slot, off = slot+1, off+dim {
 		if d := dot(q, vecs[off:off+dim]); d > best && expires[slot] > now {
 			best, at = d, slot
 		}
@@ -257,6 +261,12 @@ func (s *slab) scanExact(q []float32, now int64) (int, float32) {
 // is within scale*|q|₁/2 of the exact one; only an entry whose bound reaches the best exact
 // product so far is compared exactly. The running best is the exact scan's at every step, so
 // the answer is too.
+//
+// When the codes rule out too few entries (a partition of near duplicates of one another and
+// of the query), reading them costs more than it saves: past the first 4,096 entries, once more
+// than half have been compared exactly, the scan goes on exactly. On the development machine,
+// on a partition of 100,000 near duplicates, that brought the scan from 1.45 times the exact
+// scan's time to 1.1 times.
 func (s *slab) scanQuantised(q []float32, inv float32, now int64) (int, float32) {
 	dim, vecs, codes, scales, expires := len(q), s.vecs, s.codes, s.scales, s.expires
 	var l1 float32
@@ -268,7 +278,7 @@ func (s *slab) scanQuantised(q []float32, inv float32, now int64) (int, float32)
 	// kernels' 32 or 64 lanes adds its products in sequence); slack covers two such sums many
 	// times over.
 	slack := (1e-4 + float32(dim)*5e-8) / inv
-	best, at := float32(math.Inf(-1)), -1
+	best, at, compared := float32(math.Inf(-1)), -1, 0
 	for slot, off := 0, 0; off < len(codes); slot, off = slot+1, off+dim {
 		sc := scales[slot]
 		if sc*(dotInt8(q, codes[off:off+dim])+half)+slack <= best || expires[slot] <= now {
@@ -276,6 +286,9 @@ func (s *slab) scanQuantised(q []float32, inv float32, now int64) (int, float32)
 		}
 		if d := dot(q, vecs[off:off+dim]); d > best {
 			best, at = d, slot
+		}
+		if compared++; slot >= 4096 && compared > slot/2 {
+			return s.scanExactFrom(slot+1, q, now, at, best)
 		}
 	}
 	return at, best

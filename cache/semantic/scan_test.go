@@ -56,6 +56,7 @@ func TestQuantisedScanIsExact(t *testing.T) {
 		{"rows close to the query", 768, 2000, 0.05},
 		{"rows very close to the query", 1536, 1000, 0.002},
 		{"rows nearly equal to the query", 384, 3000, 0.0001},
+		{"so many rows compared exactly that the scan goes on exactly", 64, 10000, 0.001},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			near := func(base []float32) []float32 {
