@@ -3,6 +3,7 @@ package semantic
 import "golang.org/x/sys/cpu"
 
 // The vector kernels, chosen once by what the processor (and the OS) supports.
+// GODEBUG=cpu.avx512f=off, or cpu.avx2=off, makes a run take the slower ones.
 var (
 	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 	hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F
