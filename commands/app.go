@@ -18,6 +18,8 @@ type AppDeps struct {
 	// Memberships says which workspaces a user belongs to (the read model), for removing a
 	// user.
 	Memberships MembershipIndex
+	// Cache is the answer cache a purge empties; nil: caching is off.
+	Cache CachePurger
 }
 
 // App is the write side assembled: every command handler the admin API serves, built once at
@@ -77,6 +79,7 @@ type App struct {
 	AddWorkspaceMembers       Handler[AddWorkspaceMembers, Result]
 	ChangeWorkspaceMemberRole Handler[ChangeWorkspaceMemberRole, Result]
 	RemoveWorkspaceMember     Handler[RemoveWorkspaceMember, Result]
+	PurgeCache                Handler[PurgeCache, PurgedCache]
 
 	store EventStore // for Revision
 }
@@ -168,6 +171,7 @@ func NewApp(d AppDeps) (app *App, err error) {
 		AddWorkspaceMembers:       wired(NewAddWorkspaceMembersHandler(deps)),
 		ChangeWorkspaceMemberRole: wired(NewChangeWorkspaceMemberRoleHandler(deps)),
 		RemoveWorkspaceMember:     wired(NewRemoveWorkspaceMemberHandler(deps)),
+		PurgeCache:                wired(NewPurgeCacheHandler(deps, d.Cache)),
 	}, nil
 }
 

@@ -37,9 +37,10 @@ import (
 //	      codes from 100 to 599
 //	AB07  request_timeout is not a whole number of milliseconds from 1 to 3600000
 //	AB08  a target has neither provider, virtual_key nor targets
-//	AB09  cache is not an object, cache.mode is not simple or semantic, or cache.max_age is
-//	      not a whole number of seconds from 1 to 31536000; a valid cache is refused as not
-//	      supported yet
+//	AB09  cache is set below the root, is not an object, cache.mode is not simple or semantic,
+//	      cache.max_age is not a whole number of seconds from 1 to 31536000, cache.threshold
+//	      is not in (0, 1], cache.embedding is not {provider?: @slug, model}, a flag is not a
+//	      boolean, or a semantic-only field is set in mode simple
 //	AB10  override_params is not an object, or holds more than 128 parameters
 //	AB11  targets are nested more than 5 deep
 //	AB12  a saved config holds a credential (api_key, aws_access_key_id,
@@ -139,10 +140,36 @@ type Retry struct {
 	OnStatusCodes []int `json:"on_status_codes,omitempty"`
 }
 
-// Cache caches answers for MaxAge seconds (0: the gateway's default).
+// Cache caches answers for MaxAge seconds (0: the gateway's default). It is set at a
+// config's root only: the lookup happens before routing chooses a target.
 type Cache struct {
 	Mode   string `json:"mode"`
 	MaxAge int    `json:"max_age,omitempty"`
+	// Threshold is the cosine similarity a semantic hit needs (0: the gateway's default).
+	Threshold float64 `json:"threshold,omitempty"`
+	// Embedding names the model that embeds the last user message for a semantic lookup;
+	// nil: the request's own provider and its default embedding model.
+	Embedding *CacheEmbedding `json:"embedding,omitempty"`
+	// ToolCalls (cache_tool_calls) says whether answers that call tools are cached; nil: they
+	// are.
+	ToolCalls *bool `json:"cache_tool_calls,omitempty"`
+	// Sampled (cache_sampled) caches requests that ask for several choices (n > 1) or set a
+	// temperature above 0, whose answers are meant to vary.
+	Sampled bool `json:"cache_sampled,omitempty"`
+	// SemanticToolsAndTurns lets requests with tools or several user turns be looked up
+	// semantically; without it they are exact-only.
+	SemanticToolsAndTurns bool `json:"semantic_tools_and_turns,omitempty"`
+}
+
+// CachesToolCalls reports whether answers that call tools may be cached (cache_tool_calls,
+// true unless a config sets it false).
+func (c *Cache) CachesToolCalls() bool { return c.ToolCalls == nil || *c.ToolCalls }
+
+// CacheEmbedding is a semantic cache's embedding model: a managed provider (@slug) or, when
+// Provider is empty, the request's own provider, and a model.
+type CacheEmbedding struct {
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model"`
 }
 
 // ManagedProvider returns the slug of the managed provider the target names (@slug or
@@ -480,12 +507,16 @@ func parseCache(obj map[string]any, path string, t *Target) error {
 		return nil
 	}
 	p := joinPath(path, "cache")
+	if path != "" {
+		// The cache is looked up before routing picks a target, so it is the whole config's.
+		return configError(ConfigErrCache, p, "%s is not allowed here: cache applies to the whole config; set it at the config's root", p)
+	}
 	m, isObj := v.(map[string]any)
 	if !isObj {
 		return configError(ConfigErrCache, p, "%s must be an object with a mode, not %s", p, describe(v))
 	}
 	for _, k := range sortedKeys(m) {
-		if k != "mode" && k != "max_age" {
+		if !slices.Contains(cacheFields, k) {
 			return configError(ConfigErrJSON, p+"."+k, "%s.%s is not a cache field", p, k)
 		}
 	}
@@ -493,17 +524,95 @@ func parseCache(obj map[string]any, path string, t *Target) error {
 	if mode != CacheSimple && mode != CacheSemantic {
 		return configError(ConfigErrCache, p+".mode", "%s.mode must be simple or semantic", p)
 	}
-	t.Cache = &Cache{Mode: mode}
+	c := &Cache{Mode: mode}
 	if v, ok := m["max_age"]; ok {
 		n, whole := wholeNumber(v)
 		if !whole || n < 1 || n > MaxCacheAgeSeconds {
 			return configError(ConfigErrCache, p+".max_age", "%s.max_age must be a whole number of seconds from 1 to %d", p, MaxCacheAgeSeconds)
 		}
-		t.Cache.MaxAge = int(n)
+		c.MaxAge = int(n)
 	}
-	// The gateway does not cache yet: a config that asks for it is refused rather than
-	// served uncached in silence.
-	return configError(ConfigErrCache, p, "%s is not supported yet: Causeway does not cache answers; remove %s from the config", p, p)
+	var toolCalls bool
+	for _, f := range []struct {
+		name string
+		dst  *bool
+	}{{"cache_tool_calls", &toolCalls}, {"cache_sampled", &c.Sampled}, {"semantic_tools_and_turns", &c.SemanticToolsAndTurns}} {
+		v, ok := m[f.name]
+		if !ok {
+			continue
+		}
+		b, isBool := v.(bool)
+		if !isBool {
+			return configError(ConfigErrCache, p+"."+f.name, "%s.%s must be a boolean, not %s", p, f.name, describe(v))
+		}
+		*f.dst = b
+	}
+	if _, ok := m["cache_tool_calls"]; ok {
+		c.ToolCalls = &toolCalls
+	}
+	if v, ok := m["threshold"]; ok {
+		f, isNum := number(v)
+		if !isNum || !(f > 0 && f <= 1) {
+			return configError(ConfigErrCache, p+".threshold", "%s.threshold must be a number above 0 and at most 1 (a cosine similarity)", p)
+		}
+		c.Threshold = f
+	}
+	if v, ok := m["embedding"]; ok {
+		e, err := parseCacheEmbedding(v, p+".embedding")
+		if err != nil {
+			return err
+		}
+		c.Embedding = e
+	}
+	if mode == CacheSimple {
+		for _, k := range []string{"threshold", "embedding", "semantic_tools_and_turns"} {
+			if _, ok := m[k]; ok {
+				return configError(ConfigErrCache, p+"."+k, "%s.%s applies to mode semantic only", p, k)
+			}
+		}
+	}
+	t.Cache = c
+	return nil
+}
+
+// cacheFields are the fields of a config's cache.
+var cacheFields = []string{"mode", "max_age", "threshold", "embedding", "cache_tool_calls", "cache_sampled", "semantic_tools_and_turns"}
+
+func parseCacheEmbedding(v any, p string) (*CacheEmbedding, error) {
+	m, isObj := v.(map[string]any)
+	if !isObj {
+		return nil, configError(ConfigErrCache, p, "%s must be an object with a model, and optionally a provider, not %s", p, describe(v))
+	}
+	for _, k := range sortedKeys(m) {
+		if k != "provider" && k != "model" {
+			return nil, configError(ConfigErrJSON, p+"."+k, "%s.%s is not a cache embedding field", p, k)
+		}
+	}
+	e := &CacheEmbedding{}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"provider", &e.Provider}, {"model", &e.Model}} {
+		v, ok := m[f.name]
+		if !ok {
+			continue
+		}
+		s, isStr := v.(string)
+		if !isStr || s == "" || len(s) > 256 || hasControl(s) {
+			return nil, configError(ConfigErrCache, p+"."+f.name, "%s.%s must be a string of 1 to 256 characters", p, f.name)
+		}
+		*f.dst = s
+	}
+	if e.Model == "" {
+		return nil, configError(ConfigErrCache, p+".model", "%s.model is required: the embedding model the semantic cache calls", p)
+	}
+	if e.Provider != "" {
+		slug, managed := strings.CutPrefix(e.Provider, "@")
+		if !managed || ValidateSlug(p+".provider", slug) != nil {
+			return nil, configError(ConfigErrCache, p+".provider", "%s.provider must be @<provider slug>: a managed provider whose credential the gateway holds", p)
+		}
+	}
+	return e, nil
 }
 
 func statusCodes(v any, p string) ([]int, error) {

@@ -69,8 +69,16 @@ func TestParseGatewayConfigErrors(t *testing.T) {
 		{"cache mode", `{"cache":{"mode":"lru"}}`, "AB09", "cache.mode"},
 		{"cache max age 0", `{"cache":{"mode":"simple","max_age":0}}`, "AB09", "cache.max_age"},
 		{"cache max age over a year", `{"cache":{"mode":"simple","max_age":31536001}}`, "AB09", "cache.max_age"},
-		{"a valid cache, not supported yet", `{"cache":{"mode":"semantic","max_age":31536000}}`, "AB09", "cache"},
-		{"a nested cache, not supported yet", `{"strategy":{"mode":"single"},"targets":[{"provider":"openai","api_key":"k","cache":{"mode":"simple"}}]}`, "AB09", "targets[0].cache"},
+		{"a nested cache", `{"strategy":{"mode":"single"},"targets":[{"provider":"openai","api_key":"k","cache":{"mode":"simple"}}]}`, "AB09", "targets[0].cache"},
+		{"cache threshold 0", `{"cache":{"mode":"semantic","threshold":0}}`, "AB09", "cache.threshold"},
+		{"cache threshold above 1", `{"cache":{"mode":"semantic","threshold":1.01}}`, "AB09", "cache.threshold"},
+		{"cache threshold a string", `{"cache":{"mode":"semantic","threshold":"0.9"}}`, "AB09", "cache.threshold"},
+		{"cache threshold in simple mode", `{"cache":{"mode":"simple","threshold":0.9}}`, "AB09", "cache.threshold"},
+		{"cache embedding without a model", `{"cache":{"mode":"semantic","embedding":{"provider":"@emb"}}}`, "AB09", "cache.embedding.model"},
+		{"cache embedding provider a type", `{"cache":{"mode":"semantic","embedding":{"provider":"openai","model":"m"}}}`, "AB09", "cache.embedding.provider"},
+		{"cache embedding unknown field", `{"cache":{"mode":"semantic","embedding":{"model":"m","dims":3}}}`, "AB01", "cache.embedding.dims"},
+		{"cache embedding in simple mode", `{"cache":{"mode":"simple","embedding":{"model":"m"}}}`, "AB09", "cache.embedding"},
+		{"cache flag not a boolean", `{"cache":{"mode":"simple","cache_sampled":"yes"}}`, "AB09", "cache.cache_sampled"},
 		{"override params a string", `{"override_params":"gpt-4o"}`, "AB10", "override_params"},
 		{"129 override params", `{"override_params":{` + func() string {
 			var b strings.Builder
@@ -159,6 +167,22 @@ func TestParseGatewayConfigReadsEveryField(t *testing.T) {
 	assert.Equal(t, "AB12", appErr.Detail)
 	assert.Equal(t, "targets[1].targets[1].api_key", appErr.Param)
 	assert.NotContains(t, appErr.Message, "sk-inline", "an error never shows a credential")
+}
+
+func TestParseGatewayConfigReadsTheCache(t *testing.T) {
+	cfg, err := ParseGatewayConfig([]byte(`{"provider":"@main","cache":{"mode":"semantic","max_age":600,"threshold":0.9,
+		"embedding":{"provider":"@emb","model":"text-embedding-3-small"},"cache_tool_calls":false,"cache_sampled":true,
+		"semantic_tools_and_turns":true}}`))
+	require.NoError(t, err)
+	no := false
+	assert.Equal(t, &Cache{Mode: CacheSemantic, MaxAge: 600, Threshold: 0.9, Embedding: &CacheEmbedding{Provider: "@emb", Model: "text-embedding-3-small"},
+		ToolCalls: &no, Sampled: true, SemanticToolsAndTurns: true}, cfg.Cache)
+	assert.False(t, cfg.Cache.CachesToolCalls())
+
+	cfg, err = ParseGatewayConfig([]byte(`{"provider":"@main","cache":{"mode":"simple"}}`))
+	require.NoError(t, err)
+	assert.Equal(t, &Cache{Mode: CacheSimple}, cfg.Cache, "max_age 0 is the gateway's default")
+	assert.True(t, cfg.Cache.CachesToolCalls(), "tool-call answers are cached unless a config says not")
 }
 
 func TestParseSavedConfig(t *testing.T) {

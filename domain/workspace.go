@@ -97,7 +97,8 @@ func (WorkspaceMemberRemoved) EventType() string { return "WorkspaceMemberRemove
 func workspaceEvents() []Event {
 	return []Event{WorkspaceCreated{}, WorkspaceArchived{}, WorkspaceRestored{}, WorkspaceMemberAdded{},
 		WorkspaceMemberRemoved{}, WorkspaceUpdated{}, WorkspaceSecurityUpdated{}, WorkspaceBudgetExhausted{},
-		WorkspaceBudgetReactivated{}, WorkspaceUsageReset{}, WorkspaceUsageThresholdReached{}, WorkspaceUsageAlertsReset{}}
+		WorkspaceBudgetReactivated{}, WorkspaceUsageReset{}, WorkspaceUsageThresholdReached{}, WorkspaceUsageAlertsReset{},
+		WorkspaceCachePurged{}}
 }
 
 func workspaceModule() module {

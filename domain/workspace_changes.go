@@ -3,6 +3,7 @@ package domain
 import (
 	"slices"
 	"time"
+	"unicode/utf8"
 )
 
 // UsageResetSchedule is a workspace's usage reset of 2.7: every week, month or N days (not
@@ -94,6 +95,40 @@ func (WorkspaceUsageThresholdReached) EventType() string {
 	return "WorkspaceUsageThresholdReached"
 }
 func (WorkspaceUsageAlertsReset) EventType() string { return "WorkspaceUsageAlertsReset" }
+func (WorkspaceCachePurged) EventType() string      { return "WorkspaceCachePurged" }
+
+// WorkspaceCachePurged: the answer cache's entries in one of the workspace's namespaces were
+// deleted ("" is the default namespace). It records who purged and when; the workspace
+// itself does not change.
+type WorkspaceCachePurged struct {
+	WorkspaceID string    `json:"workspace_id"`
+	Namespace   string    `json:"namespace"`
+	At          time.Time `json:"at"`
+}
+
+// MaxCacheNamespaceLength bounds x-gateway-cache-namespace and a purge's namespace.
+const MaxCacheNamespaceLength = 128
+
+// ValidateCacheNamespace checks a cache namespace named by param: at most
+// MaxCacheNamespaceLength characters, printable.
+func ValidateCacheNamespace(param, ns string) error {
+	if n := utf8.RuneCountInString(ns); n > MaxCacheNamespaceLength {
+		return Invalid(param, "%s must be at most %d characters (got %d)", param, MaxCacheNamespaceLength, n)
+	}
+	if hasControl(ns) {
+		return Invalid(param, "%s must not hold control characters", param)
+	}
+	return nil
+}
+
+// PurgeCache decides the purge of the cache's entries in namespace. An archived workspace's
+// cache may be purged too: its entries are its data.
+func (w *Workspace) PurgeCache(namespace string, now time.Time) ([]Event, error) {
+	if err := ValidateCacheNamespace("namespace", namespace); err != nil {
+		return nil, err
+	}
+	return []Event{WorkspaceCachePurged{WorkspaceID: w.ID, Namespace: namespace, At: now}}, nil
+}
 
 // applyMore folds the workspace events beyond creation, archival and membership: updates,
 // usage resets and budget transitions. Slices and maps are replaced, never changed in place.

@@ -99,7 +99,8 @@ var headerSpellings = func() map[string][]string {
 var headerAliases = func() map[string][]string {
 	out := map[string][]string{}
 	for _, name := range []string{HeaderProvider, HeaderVirtualKey, HeaderConfig, HeaderCustomHost, HeaderMetadata,
-		HeaderRequestTimeout, HeaderForwardHeaders, HeaderSpanID, HeaderParentSpanID, HeaderSpanName} {
+		HeaderRequestTimeout, HeaderForwardHeaders, HeaderSpanID, HeaderParentSpanID, HeaderSpanName,
+		HeaderCacheNamespace, HeaderCacheForceRefresh} {
 		bare := strings.TrimPrefix(name, "x-gateway-")
 		parts := strings.Split(bare, "-")
 		for i := 1; i < len(parts); i++ {

@@ -41,6 +41,11 @@ type resolved struct {
 	// leaves are the managed providers the plan may call, by leaf, for their limits and
 	// budgets.
 	leaves map[*providers.Target]ManagedProvider
+	// cache is the config's cache setting (nil: none); cacheRoute names where the request
+	// routes, for the cache's key: the saved config's version, the inline config, or the
+	// provider headers.
+	cache      *domain.Cache
+	cacheRoute string
 }
 
 // destinationOptions are the provider options that choose where a call goes. A request or
@@ -69,6 +74,12 @@ func (s *Service) resolve(x *exchange) (resolved, error) {
 		parsed, err := domain.ParseGatewayConfig(raw)
 		if err != nil {
 			return out, asHeaderError(err)
+		}
+		out.cache = parsed.Cache
+		if out.configVersion != "" {
+			out.cacheRoute = "config:" + out.configVersion
+		} else {
+			out.cacheRoute = "inline:" + digest(string(raw))
 		}
 		plan, err := s.toPlan(x, &out, parsed.Target, "")
 		out.plan = plan

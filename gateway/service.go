@@ -55,7 +55,9 @@ type Service struct {
 	Ledger    UsageLedger // nil: budgets are not charged
 	Prices    PriceBook   // nil: no cost is computed
 	Logs      analytics.LogSink
-	Egress    URLGuard
+	// Cache is the answer cache; nil: no request is cached, whatever its config says.
+	Cache  *Cache
+	Egress URLGuard
 	// CustomHostClient carries requests to custom hosts and admins' base URLs: its dialer
 	// checks every address it connects to, and every redirect, again.
 	CustomHostClient *http.Client
@@ -117,6 +119,9 @@ type exchange struct {
 	usage       providers.Usage
 	usageKnown  bool
 	prov        analytics.Provenance
+
+	cache           *cacheLookup // nil: the request is not cached
+	cachedLatencyMS float64      // a hit's: how long the answer it replays took
 }
 
 // leafAdmission is what a leaf of the plan took before it was tried: its own rate limits and
@@ -202,6 +207,15 @@ func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error
 	if err := s.reserve(x, &res); err != nil {
 		return 0, err
 	}
+	hit, cacheStatus, err := s.lookupCache(ctx, x, &res, call)
+	if err != nil {
+		return 0, err
+	}
+	x.rec.CacheStatus = cacheStatus
+	out.Header().Set(HeaderCacheStatus, cacheStatus)
+	if hit != nil {
+		return s.answerCached(x, out, hit)
+	}
 	out.Header().Set("Content-Type", "application/json")
 	run, err := s.Engine.Run(ctx, res.plan, call)
 	defer run.Close()
@@ -237,6 +251,9 @@ func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error
 	status := resp.Status
 	if status == 0 {
 		status = http.StatusOK
+	}
+	if status == http.StatusOK {
+		x.keepAnswer(resp.Body)
 	}
 	out.WriteHeader(status)
 	_, _ = out.Write(resp.Body)
@@ -416,6 +433,7 @@ func (s *Service) stream(ctx context.Context, x *exchange, out Reply, st provide
 		chunk, err := st.Next()
 		if errors.Is(err, io.EOF) {
 			_ = sw.Done()
+			x.keepStream(st.Usage())
 			return http.StatusOK, nil
 		}
 		if err != nil {
@@ -430,6 +448,9 @@ func (s *Service) stream(ctx context.Context, x *exchange, out Reply, st provide
 			return StatusClientClosed, nil
 		}
 		delivered.add(chunk)
+		if x.cache != nil && x.cache.acc != nil {
+			x.cache.accumulate(chunk)
+		}
 	}
 }
 
@@ -587,6 +608,10 @@ func (s *Service) finish(x *exchange) {
 		p := x.prov
 		x.rec.Provenance = &p
 	}
+	if x.cachedLatencyMS > 0 {
+		x.rec.CacheSavedMS = max(x.cachedLatencyMS-x.rec.LatencyMS, 0)
+	}
+	s.storeAnswer(x)
 	if s.Logs != nil {
 		s.Logs.Log(x.rec)
 	}

@@ -24,6 +24,7 @@ func (a *Admin) Register(r *mux.Router) {
 	a.registerLogExports(r)
 	a.registerPricing(r)
 	a.registerInstances(r)
+	a.registerCache(r)
 }
 
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)

@@ -69,43 +69,47 @@ func (v latency) MarshalJSON() ([]byte, error) {
 }
 
 type logMetrics struct {
-	ID                 string            `json:"id"`
-	OrganisationID     string            `json:"organisation_id"`
-	WorkspaceID        string            `json:"workspace_id"`
-	WorkspaceSlug      string            `json:"workspace_slug"`
-	APIKeyID           string            `json:"api_key_id"`
-	ConfigID           string            `json:"config_id"`
-	PromptID           string            `json:"prompt_id"`
-	CreatedAt          time.Time         `json:"created_at"`
-	EndedAt            time.Time         `json:"ended_at"`
-	IsSuccess          bool              `json:"is_success"`
-	AIOrg              string            `json:"ai_org"`
-	AIModel            string            `json:"ai_model"`
-	Provider           string            `json:"provider"`
-	Endpoint           string            `json:"endpoint"`
-	ReqUnits           int               `json:"req_units"`
-	ResUnits           int               `json:"res_units"`
-	TotalUnits         int               `json:"total_units"`
-	CachedUnits        int               `json:"cached_units"`
-	CacheWriteUnits    int               `json:"cache_write_units"`
-	ReasoningUnits     int               `json:"reasoning_units"`
-	Cost               amount            `json:"cost"` // USD, see amount
-	RequestURL         string            `json:"request_url"`
-	RequestMethod      string            `json:"request_method"`
-	ResponseStatusCode int               `json:"response_status_code"`
-	ResponseTime       latency           `json:"response_time"`
-	TimeToFirstToken   latency           `json:"time_to_first_token"`
-	IsProxyCall        bool              `json:"is_proxy_call"`
-	CacheStatus        string            `json:"cache_status"`
-	StreamMode         int               `json:"stream_mode"`
-	RetryCount         int               `json:"retry_count"`
-	FallbackTarget     string            `json:"fallback_target"`
-	TraceID            string            `json:"trace_id"`
-	SpanID             string            `json:"span_id"`
-	SpanName           string            `json:"span_name"`
-	ParentSpanID       string            `json:"parent_span_id"`
-	Metadata           map[string]string `json:"metadata"`
-	Error              string            `json:"error,omitempty"`
+	ID                 string    `json:"id"`
+	OrganisationID     string    `json:"organisation_id"`
+	WorkspaceID        string    `json:"workspace_id"`
+	WorkspaceSlug      string    `json:"workspace_slug"`
+	APIKeyID           string    `json:"api_key_id"`
+	ConfigID           string    `json:"config_id"`
+	PromptID           string    `json:"prompt_id"`
+	CreatedAt          time.Time `json:"created_at"`
+	EndedAt            time.Time `json:"ended_at"`
+	IsSuccess          bool      `json:"is_success"`
+	AIOrg              string    `json:"ai_org"`
+	AIModel            string    `json:"ai_model"`
+	Provider           string    `json:"provider"`
+	Endpoint           string    `json:"endpoint"`
+	ReqUnits           int       `json:"req_units"`
+	ResUnits           int       `json:"res_units"`
+	TotalUnits         int       `json:"total_units"`
+	CachedUnits        int       `json:"cached_units"`
+	CacheWriteUnits    int       `json:"cache_write_units"`
+	ReasoningUnits     int       `json:"reasoning_units"`
+	Cost               amount    `json:"cost"` // USD, see amount
+	RequestURL         string    `json:"request_url"`
+	RequestMethod      string    `json:"request_method"`
+	ResponseStatusCode int       `json:"response_status_code"`
+	ResponseTime       latency   `json:"response_time"`
+	TimeToFirstToken   latency   `json:"time_to_first_token"`
+	IsProxyCall        bool      `json:"is_proxy_call"`
+	CacheStatus        string    `json:"cache_status"`
+	// CacheSavedCost and CacheSavedLatency are what a cache hit saved: the cost (USD) and the
+	// time of the answer it replayed.
+	CacheSavedCost    amount            `json:"cache_saved_cost"`
+	CacheSavedLatency latency           `json:"cache_saved_latency"`
+	StreamMode        int               `json:"stream_mode"`
+	RetryCount        int               `json:"retry_count"`
+	FallbackTarget    string            `json:"fallback_target"`
+	TraceID           string            `json:"trace_id"`
+	SpanID            string            `json:"span_id"`
+	SpanName          string            `json:"span_name"`
+	ParentSpanID      string            `json:"parent_span_id"`
+	Metadata          map[string]string `json:"metadata"`
+	Error             string            `json:"error,omitempty"`
 }
 
 // logView renders a row; bodies only when asked for, as list pages would otherwise carry up
@@ -146,6 +150,7 @@ func (a *Admin) logView(ctx context.Context, rec analytics.LogRecord, withBodies
 			CacheWriteUnits: rec.CacheWriteTokens, ReasoningUnits: rec.ReasoningTokens, Cost: amount(rec.Cost),
 			RequestURL: rec.Path, RequestMethod: rec.Method, ResponseStatusCode: rec.StatusCode, ResponseTime: latency(rec.LatencyMS),
 			TimeToFirstToken: latency(rec.TTFTMS), IsProxyCall: rec.Endpoint == "proxy", CacheStatus: rec.CacheStatus, StreamMode: stream,
+			CacheSavedCost: amount(rec.CacheSavedCost), CacheSavedLatency: latency(rec.CacheSavedMS),
 			RetryCount: rec.RetryCount, FallbackTarget: rec.FallbackTarget, TraceID: rec.TraceID, SpanID: rec.SpanID,
 			SpanName: rec.SpanName, ParentSpanID: rec.ParentSpanID, Metadata: meta, Error: rec.Error},
 	}

@@ -59,7 +59,7 @@ func TestGetLog(t *testing.T) {
 		"ai_model": "gpt-4o", "provider": "@openai-prod", "endpoint": "chatComplete", "req_units": 12.0, "res_units": 30.0,
 		"total_units": 42.0, "cached_units": 4.0, "cache_write_units": 5.0, "reasoning_units": 7.0, "cost": 0.0123, "request_url": "/v1/chat/completions",
 		"request_method": "POST", "response_status_code": 200.0, "response_time": 812.6, "time_to_first_token": 120.5,
-		"is_proxy_call": false, "cache_status": "MISS", "stream_mode": 1.0, "retry_count": 1.0, "fallback_target": "$.targets[1]",
+		"is_proxy_call": false, "cache_status": "MISS", "cache_saved_cost": 0.0, "cache_saved_latency": 0.0, "stream_mode": 1.0, "retry_count": 1.0, "fallback_target": "$.targets[1]",
 		"trace_id": "trace-x", "span_id": "span-x", "span_name": "llm", "parent_span_id": "span-p",
 		"metadata": map[string]any{"_user": "alice"}, "created_at": rec.StartedAt.UTC().Format(time.RFC3339Nano),
 		"ended_at": rec.EndedAt.UTC().Format(time.RFC3339Nano)}

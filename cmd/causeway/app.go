@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/causeway/causeway/analytics"
+	"github.com/causeway/causeway/cache"
 	"github.com/causeway/causeway/cluster"
 	"github.com/causeway/causeway/commands"
 	"github.com/causeway/causeway/domain"
@@ -54,8 +55,12 @@ type Main struct {
 	Postgres  *pgmodel.Model      // the PostgreSQL read model, with DATABASE_URL
 	Analytics analytics.Store     // request logs: ClickHouse or SQLite
 	Pipeline  *analytics.Pipeline // the gateway's request logs → Analytics, spooling to disk while it is down
-	runner    *projections.Runner
-	Bootstrap commands.BootstrapResult
+	// AnswerCache keeps cached answers and Cache is the gateway's view of it, with this
+	// instance's semantic index; both nil with CAUSEWAY_CACHE=OFF.
+	AnswerCache cache.Store
+	Cache       *gateway.Cache
+	runner      *projections.Runner
+	Bootstrap   commands.BootstrapResult
 	// Now is the clock of the control plane (tests set it).
 	Now func() time.Time
 	// WorkerInterval is how often the background workers look for due work (tests shorten
@@ -250,9 +255,17 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 			return nil, err
 		}
 	}
+	if err := m.startCache(startCtx, pool); err != nil {
+		return nil, err
+	}
+	var purger commands.CachePurger
+	if m.AnswerCache != nil {
+		purger = m.AnswerCache
+	}
 	adminRead := httpapi.WithLiveUsage(read, m.Ledger)
 	// Base URLs on integrations, providers and configs are checked as custom hosts are.
-	app, err := commands.NewApp(commands.AppDeps{Deps: deps, Secret: secret, URLCheck: guard, Memberships: adminRead})
+	app, err := commands.NewApp(commands.AppDeps{Deps: deps, Secret: secret, URLCheck: guard, Memberships: adminRead,
+		Cache: purger})
 	if err != nil {
 		return nil, fmt.Errorf("commands: %w", err)
 	}
@@ -304,7 +317,7 @@ func (m *Main) startGateway(admin *httpapi.Admin, guard *egress.Guard) (*httpapi
 		Limiter: gateway.NewLimiter(m.Now, m.Ledger), Egress: guard, CustomHostClient: client,
 		Engine: &gateway.Engine{Providers: providers.NewRegistry(adapters), MaxBackoff: 10 * time.Second},
 		Now:    func() time.Time { return m.Now() }, MaxBody: m.Config.MaxBodyBytes,
-		Organisation: admin.Organisation,
+		Organisation: admin.Organisation, Cache: m.Cache,
 	}
 	return &httpapi.Gateway{Log: m.Logger, Service: svc, MaxBody: m.Config.MaxBodyBytes}, nil
 }

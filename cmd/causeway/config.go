@@ -45,6 +45,15 @@ type Config struct {
 	// LogSpoolBytes (CAUSEWAY_LOG_SPOOL_BYTES) bounds the disk spool request logs wait in
 	// while the analytics store is down; rows beyond it are counted and reported in health.
 	LogSpoolBytes int64
+	// CacheURL (CAUSEWAY_CACHE_URL) names a Redis (redis:// or rediss://) that keeps the
+	// answer cache; empty: PostgreSQL in server mode, DATA_DIR/cache.db embedded.
+	CacheURL string
+	// CacheBytes (CAUSEWAY_CACHE_BYTES) bounds the answer cache's size; 0: the store's
+	// default (256 MiB embedded, 1 GiB shared).
+	CacheBytes int64
+	// Cache (CAUSEWAY_CACHE, ON unless OFF) switches the answer cache: off, configs that ask
+	// for a cache are served uncached, with the status DISABLED.
+	Cache bool
 
 	ShutdownTimeout time.Duration // CAUSEWAY_SHUTDOWN_TIMEOUT
 	StartupTimeout  time.Duration // CAUSEWAY_STARTUP_TIMEOUT: how long to wait for backends at start
@@ -111,6 +120,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		PublicURL:               strings.TrimSpace(getenv("CAUSEWAY_PUBLIC_URL")),
 		AllowedHosts:            getenv("CAUSEWAY_ALLOWED_HOSTS"),
 		CORSOrigins:             splitList(getenv("CAUSEWAY_CORS_ORIGINS")),
+		CacheURL:                strings.TrimSpace(getenv("CAUSEWAY_CACHE_URL")),
 		MaxBodyBytes:            25 << 20,
 		LogSpoolBytes:           1 << 30,
 		ShutdownTimeout:         15 * time.Second,
@@ -137,6 +147,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			problems = append(problems, fmt.Errorf("%s=%q: must be ON or OFF", name, getenv(name)))
 			return true
 		}
+	}
+	c.Cache = flag("CAUSEWAY_CACHE")
+	if u := c.CacheURL; u != "" && !strings.HasPrefix(u, "redis://") && !strings.HasPrefix(u, "rediss://") {
+		problems = append(problems, errors.New("CAUSEWAY_CACHE_URL: must be a redis:// or rediss:// URL"))
 	}
 	c.Features = Features{
 		Guardrails:  flag("GUARDRAILS_ENABLED"),
@@ -185,6 +199,15 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			problems = append(problems, fmt.Errorf("CAUSEWAY_LOG_SPOOL_BYTES=%q: must be a whole number of bytes from 1048576 to 1099511627776", v))
 		} else {
 			c.LogSpoolBytes = n
+		}
+	}
+
+	if v := getenv("CAUSEWAY_CACHE_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1<<20 || n > 1<<40 {
+			problems = append(problems, fmt.Errorf("CAUSEWAY_CACHE_BYTES=%q: must be a whole number of bytes from 1048576 to 1099511627776", v))
+		} else {
+			c.CacheBytes = n
 		}
 	}
 

@@ -242,6 +242,15 @@ type OpenAIServer struct {
 
 	cached, reasoning int
 	org, project      string // the key's organization and project; "" takes any
+	vectors           map[string][]float32
+}
+
+// SetEmbeddings makes /embeddings answer these vectors for these input texts, as a test of
+// similarity needs: any other text gets its own deterministic unit vector.
+func (s *OpenAIServer) SetEmbeddings(vectors map[string][]float32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.vectors = vectors
 }
 
 // NewOpenAI starts an OpenAI stand-in, closed when the test ends.
@@ -332,9 +341,10 @@ func (s *OpenAIServer) serveOpenAIAs(w http.ResponseWriter, r *http.Request, req
 		return
 	}
 	s.mu.Lock()
-	cached, reasoning := s.cached, s.reasoning
+	cached, reasoning, vectors := s.cached, s.reasoning, s.vectors
 	s.mu.Unlock()
-	a := answerer{w: w, r: r, core: s.core, model: model, id: seq, plan: plan, cached: cached, reasoning: reasoning, body: body}
+	a := answerer{w: w, r: r, core: s.core, model: model, id: seq, plan: plan, cached: cached, reasoning: reasoning, body: body,
+		vectors: vectors}
 	switch route {
 	case "chat":
 		a.chat()
@@ -406,6 +416,7 @@ type answerer struct {
 	plan              StreamPlan
 	cached, reasoning int
 	body              map[string]json.RawMessage
+	vectors           map[string][]float32 // controlled embeddings, by input text
 }
 
 func (a *answerer) flag(name string) bool {
@@ -743,7 +754,10 @@ func (a *answerer) embeddings() {
 	tokens := 0
 	for i, in := range inputs {
 		tokens += max(len(strings.Fields(in)), 1)
-		vec := vector(in, max(dims, 1))
+		vec, controlled := a.vectors[in]
+		if !controlled {
+			vec = vector(in, max(dims, 1))
+		}
 		var embedding any = vec
 		if format == "base64" {
 			raw := make([]byte, 4*len(vec))
