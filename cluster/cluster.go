@@ -43,6 +43,18 @@ type Registry interface {
 	Forget(ctx context.Context, id string) error
 }
 
+// Claims hands each item of background work (a log export's run, a delivery) to one instance at
+// a time. A claim lasts its ttl unless its holder claims it again (a renewal), so the items of an
+// instance that died are taken over by another once its claims lapse; a holder that finishes
+// releases its claim.
+type Claims interface {
+	// Claim answers whether holder holds item now: it took it (free, or lapsed), or already
+	// held it and renewed it for ttl.
+	Claim(ctx context.Context, item, holder string, ttl time.Duration) (bool, error)
+	// Release gives item up, if holder holds it.
+	Release(ctx context.Context, item, holder string) error
+}
+
 // Defaults of the heartbeat and the wait.
 const (
 	// BeatEvery is how often an instance beats when its position does not move.

@@ -7,6 +7,10 @@
 #   embedded  SQLite event store, read models in memory, analytics in SQLite (the defaults)
 #   server    PostgreSQL event store and read models, ClickHouse analytics: a fresh database
 #             of each per run on the test servers of scripts/services.sh, dropped at the end
+#   cluster1  server mode, one instance behind a round-robin balancer (bench/refproxy)
+#   cluster3  server mode, three instances behind the same balancer, sharing the rate limit
+#             and the budget through leases: against cluster1, what several instances cost
+#             (CPU per request of the whole process tree, and p99); non-streamed only
 #
 #   scripts/bench-gateway.sh              PIN=1, concurrency 1 and 50, then the same streamed
 #   DURATION=5 scripts/bench-gateway.sh   shorter runs
@@ -15,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HARNESS=${HARNESS:-bench}
-MODES=${MODES:-"embedded server"}
+MODES=${MODES:-"embedded server cluster1 cluster3"}
 STREAMS=${STREAMS:-"0 1"}
 [[ -x $HARNESS/peer-vs-direct.sh ]] || { echo "bench-gateway: no harness at $HARNESS" >&2; exit 1; }
 command -v wrk >/dev/null || { [[ $(id -u) == 0 ]] && apt-get install -y wrk >/dev/null; }
@@ -49,6 +53,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 go build -o "$WORK/causeway" ./cmd/causeway
+go build -o "$WORK/balancer" ./bench/refproxy
 ADMIN_KEY="bench-admin-key-$(date +%s)-0000000000"
 PORT=18090
 MOCK_URL="http://127.0.0.1:${MOCK_PORT:-18080}/v1"
@@ -116,16 +121,22 @@ for mode in $MODES; do
   case $mode in
     embedded) label=cw-embed ;;
     server) label=cw-server; server_env "causeway_bench_$(date +%s)_$$" ;;
-    *) echo "bench-gateway: unknown mode $mode (embedded, server)" >&2; exit 1 ;;
+    cluster1 | cluster3) label=cw-$mode; server_env "causeway_bench_$(date +%s)_${mode}_$$" ;;
+    *) echo "bench-gateway: unknown mode $mode (embedded, server, cluster1, cluster3)" >&2; exit 1 ;;
   esac
   setup "${MODE_ENV[@]}"
 
   export GW_NAME=$label
   export GW_CMD="env ${MODE_ENV[*]} CAUSEWAY_ADDR=127.0.0.1:$PORT $WORK/causeway serve"
+  mode_streams=$STREAMS
+  if [[ $mode == cluster* ]]; then
+    GW_CMD="env ${MODE_ENV[*]} bash scripts/bench-cluster.sh ${mode#cluster} $PORT $WORK/causeway $WORK/balancer $WORK/nodes-$mode"
+    mode_streams=0
+  fi
   export GW_URL="http://127.0.0.1:$PORT/v1/chat/completions"
   export GW_READY_URL="http://127.0.0.1:$PORT/v1/health"
   export GW_HEADERS="Authorization: Bearer sk-mock|x-gateway-api-key: $KEY|x-gateway-provider: openai|x-gateway-custom-host: $MOCK_URL"
-  for stream in $STREAMS; do
+  for stream in $mode_streams; do
     what="chat completions"
     [[ $stream == 1 ]] && what="streamed chat completions"
     echo "== $mode mode: $what" >&2
@@ -160,4 +171,27 @@ for s in "${SUMMARY[@]}"; do
     }' "$tsv"
 done
 echo "(RPS and CPU per request at the highest concurrency; +p50/+p99 in ms over direct at the lowest)"
+
+# Three instances against one, both behind the same balancer: what sharing the limits through
+# leases costs, as CPU per request of the whole tree and the p99 added at the lowest concurrency.
+one= three=
+for s in "${SUMMARY[@]}"; do
+  read -r mode stream tsv <<<"$s"
+  [[ $mode == cluster1 ]] && one=$tsv
+  [[ $mode == cluster3 ]] && three=$tsv
+done
+if [[ -n $one && -n $three ]]; then
+  echo
+  echo "== three instances against one (the balancer in front of both)"
+  awk -F'\t' '
+    FNR == 1 { file++; next }
+    $1 ~ /^cw-cluster/ { cpu[file, $2] = $12; p99[file, $2] = $6; rps[file, $2] = $3; concs[$2] = 1 }
+    $1 == "direct" { d99[file, $2] = $6 }
+    END {
+      for (c in concs) { if (lo == "" || c + 0 < lo + 0) lo = c; if (hi == "" || c + 0 > hi + 0) hi = c }
+      printf "CPU per request at c=%s: %.0f us against %.0f us (%.2fx); RPS %.0f against %.0f (%.2fx)\n", hi,
+        cpu[2, hi], cpu[1, hi], cpu[2, hi] / cpu[1, hi], rps[2, hi], rps[1, hi], rps[2, hi] / rps[1, hi]
+      printf "p99 added at c=%s: %+.2f ms against %+.2f ms\n", lo, p99[2, lo] - d99[2, lo], p99[1, lo] - d99[1, lo]
+    }' "$one" "$three"
+fi
 echo "raw output of every run: $RESULTS_ROOT"

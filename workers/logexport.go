@@ -28,6 +28,16 @@ type ExportsInProgress interface {
 	LogExportsInProgress(ctx context.Context) ([]domain.LogExport, error)
 }
 
+// Claims hands an item of work to one instance at a time (cluster.Claims).
+type Claims interface {
+	Claim(ctx context.Context, item, holder string, ttl time.Duration) (bool, error)
+	Release(ctx context.Context, item, holder string) error
+}
+
+// claimTTL is how long an export's claim lasts without renewal: a run renews it every third of
+// that, so the export of an instance that died is taken over within claimTTL.
+const claimTTL = 30 * time.Second
+
 // partialSuffix marks a file an export is still writing; only a rename gives it its name.
 const partialSuffix = ".partial"
 
@@ -56,6 +66,10 @@ type LogExportWorker struct {
 	// OnError, when set, hears what went wrong in passes and runs; the details of a failed
 	// export go here, while the export records only a reason fit for its readers.
 	OnError func(error)
+	// Claims, with several instances on one database, hands each export to one of them
+	// (cluster.Claims), under Holder (the instance id); nil: this worker is the only one.
+	Claims Claims
+	Holder string
 
 	mu      sync.Mutex
 	running map[string]*exportRun
@@ -170,9 +184,20 @@ func (w *LogExportWorker) Tick(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("log export %s: %w", x.ID, err))
 			continue
 		}
-		if cur.Status == domain.ExportInProgress {
-			w.start(ctx, *cur)
+		if cur.Status != domain.ExportInProgress {
+			continue
 		}
+		if w.Claims != nil {
+			held, err := w.Claims.Claim(ctx, claimItem(x.ID), w.Holder, claimTTL)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("log export %s: claim: %w", x.ID, err))
+				continue
+			}
+			if !held {
+				continue // another instance runs it
+			}
+		}
+		w.start(ctx, *cur)
 	}
 	return errors.Join(errs...)
 }
@@ -227,10 +252,12 @@ func (w *LogExportWorker) start(ctx context.Context, x domain.LogExport) {
 	w.running[x.ID] = r
 	w.mu.Unlock()
 	w.wg.Add(1)
+	stopRenewing := w.renew(runCtx, x.ID)
 	go func() {
 		defer w.wg.Done()
 		defer func() {
 			cancel()
+			stopRenewing()
 			w.mu.Lock()
 			delete(w.running, x.ID)
 			w.mu.Unlock()
@@ -239,6 +266,58 @@ func (w *LogExportWorker) start(ctx context.Context, x domain.LogExport) {
 			w.OnError(fmt.Errorf("log export %s: %w", x.ID, err))
 		}
 	}()
+}
+
+func claimItem(exportID string) string { return "log_export:" + exportID }
+
+// renew keeps the claim on an export while it runs, and releases it when the run ends (done
+// or not: an export left in progress by a shutdown is free for another instance at once). A
+// claim that was lost (this instance was too slow to renew) stops the run.
+func (w *LogExportWorker) renew(ctx context.Context, id string) (stop func()) {
+	if w.Claims == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(claimTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				held, err := w.Claims.Claim(ctx, claimItem(id), w.Holder, claimTTL)
+				if err == nil && !held {
+					if r := w.run(id); r != nil {
+						r.stop()
+					}
+					if w.OnError != nil {
+						w.OnError(fmt.Errorf("log export %s: another instance took it over", id))
+					}
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := w.Claims.Release(ctx, claimItem(id), w.Holder); err != nil && w.OnError != nil {
+			w.OnError(fmt.Errorf("log export %s: release: %w", id, err))
+		}
+	}
+}
+
+func (w *LogExportWorker) run(id string) *exportRun {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.running[id]
 }
 
 // Reasons an export failed, as its readers see them; the details go to OnError.

@@ -28,6 +28,10 @@ import (
 	"github.com/causeway/causeway/eventstore"
 	eventsqlite "github.com/causeway/causeway/eventstore/sqlite"
 	"github.com/causeway/causeway/projections/memory"
+
+	clusterpg "github.com/causeway/causeway/cluster/postgres"
+	"github.com/causeway/causeway/migrations/migrationstest"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 var _ ExportsInProgress = (*memory.Model)(nil)
@@ -642,4 +646,41 @@ func TestLogExportWorkerRefusesMissingDependencies(t *testing.T) {
 	assert.Error(t, err)
 	_, err = NewLogExportWorker(commands.Deps{}, w.read, w.logs, w.dir)
 	assert.Error(t, err)
+}
+
+// With several instances, each export is run by the one that claims it (cluster.Claims on
+// PostgreSQL): while A runs an export, B's passes leave it alone; once A is done and has
+// released it, nothing is left to run.
+func TestLogExportWorkerRunsAnExportOnceAcrossInstances(t *testing.T) {
+	pool, err := pgxpool.New(context.Background(), migrationstest.PostgresURL(t))
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	claims, err := clusterpg.Open(context.Background(), pool)
+	require.NoError(t, err)
+
+	w := newExportWorld(t)
+	store := newPausingStore(w.logs, 3)
+	a := w.worker(store)
+	a.Claims, a.Holder = claims, "instance-a"
+	b, err := NewLogExportWorker(w.d, w.read, w.logs, filepath.Join(t.TempDir(), "exports-b"))
+	require.NoError(t, err)
+	b.Claims, b.Holder = claims, "instance-b"
+
+	x := w.started(commands.CreateLogExport{RequestedData: []string{"id"}, Format: domain.ExportJSONL})
+	require.NoError(t, a.Tick(context.Background()))
+	waitFor(t, store.reached)
+	require.NoError(t, b.Tick(context.Background()))
+	b.Wait()
+	assert.False(t, b.isRunning(x.ID), "B leaves the export A claimed")
+
+	held, err := claims.Claim(context.Background(), claimItem(x.ID), "instance-b", time.Minute)
+	require.NoError(t, err)
+	assert.False(t, held, "A holds the claim while it runs")
+	close(store.release)
+	a.Wait()
+	assert.Equal(t, domain.ExportSuccess, w.export(x.ID).Status)
+	assert.Equal(t, 1, eventTypes(t, w.d)["LogExportCompleted"])
+	held, err = claims.Claim(context.Background(), claimItem(x.ID), "instance-b", time.Minute)
+	require.NoError(t, err)
+	assert.True(t, held, "A released its claim when the run ended")
 }

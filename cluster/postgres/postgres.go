@@ -19,7 +19,10 @@ import (
 // Registry keeps the instances in the pool's current schema.
 type Registry struct{ pool *pgxpool.Pool }
 
-var _ cluster.Registry = (*Registry)(nil)
+var (
+	_ cluster.Registry = (*Registry)(nil)
+	_ cluster.Claims   = (*Registry)(nil)
+)
 
 // Open applies migrations/postgres and returns the registry; the pool stays the caller's.
 func Open(ctx context.Context, pool *pgxpool.Pool) (*Registry, error) {
@@ -94,6 +97,32 @@ func (r *Registry) Stale(ctx context.Context, alive time.Duration) ([]string, er
 func (r *Registry) Forget(ctx context.Context, id string) error {
 	if _, err := r.pool.Exec(ctx, `DELETE FROM gateway_instances WHERE id = $1`, id); err != nil {
 		return fmt.Errorf("cluster/postgres: forget: %w", err)
+	}
+	return nil
+}
+
+// Claim takes item for holder when it is free or its claim lapsed, or renews holder's own, in
+// one statement: two instances claiming at once are ordered by the row, and one wins.
+func (r *Registry) Claim(ctx context.Context, item, holder string, ttl time.Duration) (bool, error) {
+	var got string
+	err := r.pool.QueryRow(ctx, `INSERT INTO work_claims (item, holder, expires_at)
+		VALUES ($1, $2, now() + make_interval(secs => $3))
+		ON CONFLICT (item) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+			WHERE work_claims.holder = excluded.holder OR work_claims.expires_at < now()
+		RETURNING holder`, item, holder, ttl.Seconds()).Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil // held by another, not lapsed
+	}
+	if err != nil {
+		return false, fmt.Errorf("cluster/postgres: claim: %w", err)
+	}
+	return got == holder, nil
+}
+
+// Release deletes holder's claim on item.
+func (r *Registry) Release(ctx context.Context, item, holder string) error {
+	if _, err := r.pool.Exec(ctx, `DELETE FROM work_claims WHERE item = $1 AND holder = $2`, item, holder); err != nil {
+		return fmt.Errorf("cluster/postgres: release: %w", err)
 	}
 	return nil
 }

@@ -147,3 +147,49 @@ func TestHeartbeatReapsStoppedInstancesAndTellsTheLost(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, list, "a stopping instance forgets itself")
 }
+
+// A claim is held by one instance at a time: another is refused until it lapses or is
+// released; its holder renews it; of many claiming at once, exactly one wins.
+func TestClaims(t *testing.T) {
+	r, pool := openRegistry(t)
+	ctx := context.Background()
+	ok, err := r.Claim(ctx, "export:1", "a", time.Minute)
+	require.NoError(t, err)
+	require.True(t, ok, "a free item is taken")
+	ok, err = r.Claim(ctx, "export:1", "b", time.Minute)
+	require.NoError(t, err)
+	require.False(t, ok, "another instance is refused while the claim lasts")
+	ok, err = r.Claim(ctx, "export:1", "a", time.Minute)
+	require.NoError(t, err)
+	require.True(t, ok, "the holder renews")
+
+	_, err = pool.Exec(ctx, `UPDATE work_claims SET expires_at = now() - interval '1 second' WHERE item = 'export:1'`)
+	require.NoError(t, err)
+	ok, err = r.Claim(ctx, "export:1", "b", time.Minute)
+	require.NoError(t, err)
+	require.True(t, ok, "a lapsed claim (its holder died) is taken over")
+
+	require.NoError(t, r.Release(ctx, "export:1", "a"), "releasing another's claim does nothing")
+	ok, err = r.Claim(ctx, "export:1", "c", time.Minute)
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.NoError(t, r.Release(ctx, "export:1", "b"))
+	ok, err = r.Claim(ctx, "export:1", "c", time.Minute)
+	require.NoError(t, err)
+	require.True(t, ok, "a released item is free")
+
+	var wins sync.Map
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			holder := string(rune('A' + i))
+			if ok, err := r.Claim(ctx, "export:race", holder, time.Minute); err == nil && ok {
+				wins.Store(holder, true)
+			}
+		})
+	}
+	wg.Wait()
+	n := 0
+	wins.Range(func(any, any) bool { n++; return true })
+	require.Equal(t, 1, n, "one of twenty claiming at once wins")
+}

@@ -478,6 +478,11 @@ func (m *Main) startLogExports(admin *httpapi.Admin) error {
 	}
 	w.Retention = admin.Retention.Logs
 	w.OnError = func(err error) { m.Logger.Error("log export failed", "error", err) }
+	// On servers every instance runs the worker, and each export is run by the one that
+	// claims it (an instance that dies lets its claims lapse, and another resumes).
+	if claims, ok := m.Cluster.(cluster.Claims); ok {
+		w.Claims, w.Holder = claims, m.Instance.ID
+	}
 	go func() { _ = w.Run(m.bg, exportWorkerInterval) }()
 	// Close stops background work first; the analytics store must outlive the exports running.
 	m.closers = append(m.closers, func() error { w.Wait(); return nil })
