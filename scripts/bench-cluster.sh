@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench-cluster.sh N PORT BIN BALANCER DIR: N Causeway instances (BIN serve, on ports PORT+1
-# to PORT+N, data directories DIR/node-I) sharing the server-mode databases of the
+# bench-cluster.sh N PORT BIN BALANCER DIR: N Causeway instances (BIN serve, on ports PORT+101
+# to PORT+100+N, clear of the harness's own ports, data directories DIR/node-I) sharing the server-mode databases of the
 # environment, behind the round-robin BALANCER (bench/refproxy) on PORT. The gateway benchmark
 # (scripts/bench-gateway.sh, modes cluster1 and cluster3) runs it as one gateway: the harness
 # measures the whole process tree, and a TERM stops every process of it.
@@ -15,9 +15,9 @@ stop() {
 trap stop TERM INT EXIT
 upstreams=()
 for i in $(seq 1 "$n"); do
-  CAUSEWAY_ADDR=127.0.0.1:$((port + i)) CAUSEWAY_DATA_DIR=$dir/node-$i "$bin" serve &
+  CAUSEWAY_ADDR=127.0.0.1:$((port + 100 + i)) CAUSEWAY_DATA_DIR=$dir/node-$i "$bin" serve &
   pids+=($!)
-  upstreams+=("http://127.0.0.1:$((port + i))")
+  upstreams+=("http://127.0.0.1:$((port + 100 + i))")
 done
 for u in "${upstreams[@]}"; do
   for _ in $(seq 300); do curl -fs -o /dev/null "$u/v1/health" && break; sleep 0.1; done

@@ -145,7 +145,7 @@ func TestClusterInstancesListEachOther(t *testing.T) {
 
 // Key expiry runs on every instance, and is recorded once: each worker's write carries an
 // idempotency key derived from the key and the moment, so the second and third find it done.
-func TestClusterExpiryIsRecordedOnce(t *testing.T) {
+func TestClusterExpiryAndResetsHappenOnce(t *testing.T) {
 	pg := migrationstest.PostgresURL(t)
 	ms := make([]*Main, 3)
 	for i := range ms {
@@ -173,6 +173,15 @@ func TestClusterExpiryIsRecordedOnce(t *testing.T) {
 		resp, _ := chatThrough(t, m, key, g.oa.BaseURL(), `{"model":"budget-model","max_tokens":4,"messages":[{"role":"user","content":"hi"}]}`, nil)
 		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "an expired key is refused everywhere")
 	}
+
+	// A periodic usage reset falls due: every instance's reset worker sees it, one resets.
+	due := time.Now().Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+	budgeted, _ := g.key(map[string]any{"usage_limits": map[string]any{"type": "cost", "credit_limit": 10,
+		"periodic_reset_days": 1, "next_usage_reset_at": due}})
+	resets := func() int { return eventsOf(t, ms[2], domain.Stream(domain.APIKeyPrefix, budgeted), "ApiKeyUsageReset") }
+	require.Eventually(t, func() bool { return resets() == 1 }, 10*time.Second, 20*time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
+	require.Equal(t, 1, resets(), "reset once")
 }
 
 // propagationBound is what propagation is held to. make test-cluster sets
