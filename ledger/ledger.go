@@ -693,13 +693,37 @@ const usedReadTimeout = 2 * time.Second
 // Counters lists the counters of one resource (all subs, all periods), ordered by Sub then
 // Period; e.g. a usage-limit policy's entities.
 func (l *Ledger) Counters(kind Kind, id string) []Counter {
+	type at struct{ sub, period string }
+	merged := map[at]float64{}
+	pending := map[at]float64{}
 	l.mu.Lock()
-	cs := l.byRes[rkey{kind, id}]
-	out := make([]Counter, len(cs))
-	for i, c := range cs {
-		out[i] = Counter{Sub: c.sub, Period: c.period, Used: c.used}
+	for _, c := range l.byRes[rkey{kind, id}] {
+		merged[at{c.sub, c.period}] = c.used
+		pending[at{c.sub, c.period}] = c.pending
 	}
 	l.mu.Unlock()
+	// With several instances, the others' charges are in the shared store only: its rows of
+	// the resource are merged in, as Used merges one (a batch being written counted once).
+	if cr, ok := l.store.(CountersReader); ok && l.leases.on {
+		ctx, cancel := context.WithTimeout(context.Background(), usedReadTimeout)
+		prefix := string(kind) + ":" + id
+		stored, err := cr.Counters(ctx, prefix)
+		cancel()
+		if err == nil {
+			for _, sc := range stored {
+				sub, ok := strings.CutPrefix(sc.Budget, prefix)
+				if !ok || (sub != "" && sub[0] != ':') {
+					continue // another resource whose id starts with this one's
+				}
+				k := at{strings.TrimPrefix(sub, ":"), sc.Period}
+				merged[k] = max(merged[k], sc.Used+pending[k])
+			}
+		}
+	}
+	out := make([]Counter, 0, len(merged))
+	for k, used := range merged {
+		out = append(out, Counter{Sub: k.sub, Period: k.period, Used: used})
+	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Sub != out[j].Sub {
 			return out[i].Sub < out[j].Sub
@@ -707,6 +731,18 @@ func (l *Ledger) Counters(kind Kind, id string) []Counter {
 		return out[i].Period < out[j].Period
 	})
 	return out
+}
+
+// CountersReader is a Store that lists the stored counters of one resource: the rows whose
+// budget is prefix ("kind:id") or starts with prefix and ':'.
+type CountersReader interface {
+	Counters(ctx context.Context, prefix string) ([]StoredCounter, error)
+}
+
+// StoredCounter is one counter's row in a store.
+type StoredCounter struct {
+	Budget, Period string
+	Used           float64
 }
 
 // Flush writes the usage settled so far now, as one batch with a fresh id. A batch whose

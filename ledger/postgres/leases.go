@@ -257,7 +257,27 @@ func (s *Store) Used(ctx context.Context, budget, period string) (float64, error
 	return used, nil
 }
 
-var _ ledger.UsedReader = (*Store)(nil)
+var (
+	_ ledger.UsedReader     = (*Store)(nil)
+	_ ledger.CountersReader = (*Store)(nil)
+)
+
+// Counters reads the rows of one resource's budgets: "kind:id" and "kind:id:<sub>".
+func (s *Store) Counters(ctx context.Context, prefix string) ([]ledger.StoredCounter, error) {
+	rows, err := s.pool.Query(ctx, `SELECT budget, period, used FROM usage_ledger WHERE budget = $1 OR starts_with(budget, $1 || ':')`, prefix)
+	if err != nil {
+		return nil, fail(ctx, "counters", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ledger.StoredCounter, error) {
+		var c ledger.StoredCounter
+		err := row.Scan(&c.Budget, &c.Period, &c.Used)
+		return c, err
+	})
+	if err != nil {
+		return nil, fail(ctx, "counters", err)
+	}
+	return out, nil
+}
 
 // row is a usage_ledger row's state.
 type row struct{ used, leased float64 }

@@ -310,3 +310,28 @@ func TestAStoreThatFailsRefusesWhatTheLeaseCannotTake(t *testing.T) {
 	}
 	require.Equal(t, 9, admitted, "what the lease held (10.9 of which 1 spent) is served, then refused")
 }
+
+// A policy's entities charged on one instance are listed, with their usage, by the others'
+// Counters once the charge is written: the admin API of any instance shows every entity.
+func TestCountersReadTheSharedStore(t *testing.T) {
+	url := migrationstest.PostgresURL(t)
+	stores := openShared(t, url, "a", "b")
+	a, b := newLedger(t, stores[0], ledger.Options{}), newLedger(t, stores[1], ledger.Options{})
+	ann := ledger.Budget{Kind: ledger.KindPolicy, ID: "pol", Sub: "metadata._user:ann", Period: "p", Type: ledger.TypeTokens, Limit: 1000}
+	bob := ledger.Budget{Kind: ledger.KindPolicy, ID: "pol", Sub: "metadata._user:bob", Period: "p", Type: ledger.TypeTokens, Limit: 1000}
+	other := ledger.Budget{Kind: ledger.KindPolicy, ID: "pol2", Sub: "metadata._user:ann", Period: "p", Type: ledger.TypeTokens, Limit: 1000}
+	for _, c := range []struct {
+		l      *ledger.Ledger
+		budget ledger.Budget
+		tokens float64
+	}{{a, ann, 40}, {a, other, 5}, {b, bob, 7}} {
+		r, ref := c.l.Reserve([]ledger.Budget{c.budget}, ledger.Amount{Tokens: c.tokens})
+		require.Nil(t, ref)
+		r.Settle(ledger.Amount{Tokens: c.tokens})
+	}
+	require.NoError(t, a.Flush(context.Background()))
+	require.NoError(t, b.Flush(context.Background()))
+	want := []ledger.Counter{{Sub: "metadata._user:ann", Period: "p", Used: 40}, {Sub: "metadata._user:bob", Period: "p", Used: 7}}
+	assert.Equal(t, want, b.Counters(ledger.KindPolicy, "pol"), "B lists A's entity")
+	assert.Equal(t, want, a.Counters(ledger.KindPolicy, "pol"), "and A lists B's")
+}
