@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 )
 
@@ -79,3 +80,32 @@ type Cursor int64
 
 // Stats is what a store holds: Bytes is the sum of its entries' Size.
 type Stats struct{ Entries, Bytes int64 }
+
+// PruneEvery calls prune every interval, each call bounded by timeout, until stop is closed,
+// then closes done. A failing prune is logged once as the failures start (WARN, with warn) and
+// once as they end (INFO), not at every interval. The shared stores run it in the background.
+func PruneEvery(stop <-chan struct{}, done chan<- struct{}, every, timeout time.Duration,
+	prune func(ctx context.Context, now time.Time) (int64, error), log *slog.Logger, warn string) {
+	defer close(done)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	failing := false
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		_, err := prune(ctx, time.Now())
+		cancel()
+		switch {
+		case err != nil && !failing:
+			failing = true
+			log.Warn(warn, "err", err)
+		case err == nil && failing:
+			failing = false
+			log.Info("pruning the answer cache works again")
+		}
+	}
+}

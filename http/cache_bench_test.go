@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -18,12 +15,8 @@ import (
 	cachememory "github.com/causeway/causeway/cache/memory"
 	"github.com/causeway/causeway/cache/semantic"
 	"github.com/causeway/causeway/gateway"
-	"github.com/causeway/causeway/gateway/egress"
 	"github.com/causeway/causeway/gateway/providers"
-	"github.com/causeway/causeway/gateway/providers/all"
 	"github.com/causeway/causeway/gateway/providers/providertest"
-	"github.com/causeway/causeway/ledger"
-	ledgersqlite "github.com/causeway/causeway/ledger/sqlite"
 )
 
 // cacheBench is the gateway in process with the real work on (authentication, a rate-limit
@@ -48,40 +41,15 @@ func (s benchIndex) Add(p, k string, v []float32, e time.Time) { s.ix.Add(p, k, 
 func (s benchIndex) Remove(k string)                           { s.ix.Remove(k) }
 
 func newCacheBench(b *testing.B) *cacheBench {
-	api := newTestAPI(b)
-	up := providertest.NewOpenAI(b)
-	guard, err := egress.New([]string{"127.0.0.1"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ws := api.Admin(http.MethodPost, "/workspaces", map[string]any{"name": "Bench",
-		"usage_limits": []map[string]any{{"type": "cost", "credit_limit": 1e9}}}).Str("id")
-	key := api.Admin(http.MethodPost, "/api-keys/workspace/service", map[string]any{"name": "bench", "workspace_id": ws,
-		"scopes": []string{"completions.write"}, "usage_limits": map[string]any{"type": "tokens", "credit_limit": 1e12}}).Str("key")
-	api.Admin(http.MethodPost, "/policies/rate-limits", map[string]any{"workspace_id": ws, "type": "requests", "unit": "rpm", "value": 1e9,
-		"conditions": []map[string]string{{"key": "workspace_id", "value": ws}}, "group_by": []map[string]string{{"key": "api_key"}}})
-	ctx := context.Background()
-	lstore, err := ledgersqlite.Open(ctx, filepath.Join(b.TempDir(), "ledger.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = lstore.Close() })
-	book := ledger.New(lstore, ledger.Options{})
-	go func() { _ = book.Run(context.Background()) }()
-	b.Cleanup(func() { _ = book.Close(context.Background()) })
 	// In memory only: the write-behind to SQLite is off the request path either way.
-	store, err := cachememory.Open(ctx, cachememory.Config{MaxBytes: 1 << 30})
+	store, err := cachememory.Open(context.Background(), cachememory.Config{MaxBytes: 1 << 30})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = store.Close() })
 	index := semantic.New(semantic.Options{MaxEntries: 200_000})
 	cache := &gateway.Cache{Store: store, Index: benchIndex{index}, Threshold: 0.95}
-	svc := &gateway.Service{Index: api.Index, Directory: api.Index, Ledger: book, Logs: discardSink{},
-		Engine:  &gateway.Engine{Providers: providers.NewRegistry(all.Default())},
-		Limiter: gateway.NewLimiter(time.Now, nil), Now: time.Now, MaxBody: 1 << 20, Egress: guard, CustomHostClient: guard.Client(0),
-		Cache: cache}
-	g := &Gateway{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Service: svc}
+	g, key, up := benchGateway(b, cache)
 	return &cacheBench{h: withTraceID(g.endpoint(providers.EndpointChat)), key: key, up: up, store: store, index: index, cache: cache}
 }
 
@@ -176,13 +144,17 @@ func BenchmarkCache(b *testing.B) {
 		report(b, start)
 	}
 	// The lookup without the embedding call: the vector the call would answer, at once.
-	c.cache.Embed = func(context.Context, *providers.Target, string, string) ([]float32, error) { return benchUnit(near), nil }
+	c.cache.Embed = func(context.Context, *providers.Target, string, string) ([]float32, error) {
+		return benchUnit(near), nil
+	}
 	b.Run("semantic-hit", semanticHit)
 	c.cache.Embed = nil
 	// With the call, through the engine, to the zero-delay stand-in: the difference is what
 	// the call costs on top.
 	b.Run("semantic-hit-with-call", semanticHit)
-	c.cache.Embed = func(context.Context, *providers.Target, string, string) ([]float32, error) { return benchUnit(near), nil }
+	c.cache.Embed = func(context.Context, *providers.Target, string, string) ([]float32, error) {
+		return benchUnit(near), nil
+	}
 	// 100,000 entries in the semantic partition of the request, none near it but the one.
 	fill(b, c, sem, 100_000)
 	b.Run("semantic-hit-100k", semanticHit)

@@ -31,6 +31,30 @@ func (discardSink) Log(analytics.LogRecord) {}
 // writes to SQLite in the background), the adapter and the answer, against a local stand-in.
 // For profiling (go test -bench GatewayChat -cpuprofile); make bench measures the real binary.
 func BenchmarkGatewayChat(b *testing.B) {
+	g, key, up := benchGateway(b, nil)
+	h := withTraceID(g.endpoint(providers.EndpointChat))
+	body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Say hello in one short sentence."}],"max_tokens":32,"temperature":0}`)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+		req.Header.Set("x-gateway-api-key", key)
+		req.Header.Set("x-gateway-provider", "openai")
+		req.Header.Set("Authorization", "Bearer sk")
+		req.Header.Set("x-gateway-custom-host", up.BaseURL())
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
+		}
+	}
+}
+
+// benchGateway is the gateway in process with the real work on: a workspace with a cost budget,
+// a key with a token budget, a rate-limit policy on the workspace (never refusing, always
+// checked), the usage ledger on SQLite, and the OpenAI stand-in; it answers the transport, the
+// key and the stand-in. cache, when set, is the answer cache.
+func benchGateway(b *testing.B, cache *gateway.Cache) (*Gateway, string, *providertest.OpenAIServer) {
+	b.Helper()
 	api := newTestAPI(b)
 	up := providertest.NewOpenAI(b)
 	guard, err := egress.New([]string{"127.0.0.1"})
@@ -50,28 +74,13 @@ func BenchmarkGatewayChat(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer store.Close()
+	b.Cleanup(func() { _ = store.Close() })
 	book := ledger.New(store, ledger.Options{})
 	go func() { _ = book.Run(context.Background()) }()
-	defer func() { _ = book.Close(context.Background()) }()
-
+	b.Cleanup(func() { _ = book.Close(context.Background()) })
 	svc := &gateway.Service{Index: api.Index, Directory: api.Index, Ledger: book, Logs: discardSink{},
 		Engine:  &gateway.Engine{Providers: providers.NewRegistry(all.Default())},
-		Limiter: gateway.NewLimiter(time.Now, nil), Now: time.Now, MaxBody: 1 << 20, Egress: guard, CustomHostClient: guard.Client(0)}
-	g := &Gateway{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Service: svc}
-	h := withTraceID(g.endpoint(providers.EndpointChat))
-	body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Say hello in one short sentence."}],"max_tokens":32,"temperature":0}`)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
-		req.Header.Set("x-gateway-api-key", key)
-		req.Header.Set("x-gateway-provider", "openai")
-		req.Header.Set("Authorization", "Bearer sk")
-		req.Header.Set("x-gateway-custom-host", up.BaseURL())
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != 200 {
-			b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
-		}
-	}
+		Limiter: gateway.NewLimiter(time.Now, nil), Now: time.Now, MaxBody: 1 << 20, Egress: guard, CustomHostClient: guard.Client(0),
+		Cache: cache}
+	return &Gateway{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Service: svc}, key, up
 }

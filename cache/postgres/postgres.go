@@ -98,7 +98,8 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	}
 	s := &Store{pool: pool, cfg: cfg, log: cfg.Log.With("component", "cache/postgres"),
 		stop: make(chan struct{}), done: make(chan struct{})}
-	go s.run()
+	go cache.PruneEvery(s.stop, s.done, s.cfg.PruneInterval, pruneTimeout, s.Prune, s.log,
+		"pruning the answer cache fails; the table may exceed its bound")
 	return s, nil
 }
 
@@ -265,33 +266,6 @@ func (s *Store) Close() error {
 		<-s.done
 	})
 	return nil
-}
-
-// run prunes every PruneInterval, logging the first failure of an outage (WARN) and its end
-// (INFO), not every prune.
-func (s *Store) run() {
-	defer close(s.done)
-	tick := time.NewTicker(s.cfg.PruneInterval)
-	defer tick.Stop()
-	failing := false
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-tick.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), pruneTimeout)
-		_, err := s.Prune(ctx, time.Now())
-		cancel()
-		switch {
-		case err != nil && !failing:
-			failing = true
-			s.log.Warn("pruning the answer cache fails; the table may exceed its bound", "err", err)
-		case err == nil && failing:
-			failing = false
-			s.log.Info("pruning the answer cache works again")
-		}
-	}
 }
 
 func scanEntry(r pgx.CollectableRow) (cache.Entry, error) { return scan(r) }

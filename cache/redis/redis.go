@@ -135,7 +135,8 @@ func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
 	}
 	s := &Store{rdb: rdb, cfg: cfg, log: cfg.Log.With("component", "cache/redis"),
 		stop: make(chan struct{}), done: make(chan struct{})}
-	go s.run()
+	go cache.PruneEvery(s.stop, s.done, s.cfg.PruneInterval, pruneTimeout, s.Prune, s.log,
+		"pruning the answer cache fails; expired entries still count against its bound")
 	return s, nil
 }
 
@@ -369,33 +370,6 @@ func (s *Store) Close() error {
 		err = s.rdb.Close()
 	})
 	return err
-}
-
-// run prunes every PruneInterval, logging the first failure of an outage (WARN) and its end
-// (INFO), not every prune.
-func (s *Store) run() {
-	defer close(s.done)
-	tick := time.NewTicker(s.cfg.PruneInterval)
-	defer tick.Stop()
-	failing := false
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-tick.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), pruneTimeout)
-		_, err := s.Prune(ctx, time.Now())
-		cancel()
-		switch {
-		case err != nil && !failing:
-			failing = true
-			s.log.Warn("pruning the answer cache fails; expired entries still count against its bound", "err", err)
-		case err == nil && failing:
-			failing = false
-			s.log.Info("pruning the answer cache works again")
-		}
-	}
 }
 
 // parse reads an entry hash's fields (in the order of fields); ok is false when the hash does

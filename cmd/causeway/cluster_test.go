@@ -178,7 +178,9 @@ func TestClusterExpiryAndResetsHappenOnce(t *testing.T) {
 	due := time.Now().Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)
 	budgeted, _ := g.key(map[string]any{"usage_limits": map[string]any{"type": "cost", "credit_limit": 10,
 		"periodic_reset_days": 1, "next_usage_reset_at": due}})
-	resets := func() int { return eventsOf(t, ms[2], domain.Stream(domain.APIKeyPrefix, budgeted), "ApiKeyUsageReset") }
+	resets := func() int {
+		return eventsOf(t, ms[2], domain.Stream(domain.APIKeyPrefix, budgeted), "ApiKeyUsageReset")
+	}
 	require.Eventually(t, func() bool { return resets() == 1 }, 10*time.Second, 20*time.Millisecond)
 	time.Sleep(300 * time.Millisecond)
 	require.Equal(t, 1, resets(), "reset once")
