@@ -3,7 +3,7 @@
 // a request or an answer. It decides only; the gateway calls it at its hooks, and the control
 // plane (domain/) stores guardrails as events and validates their checks through Validate.
 //
-// It imports the standard library and maintained libraries for formats (JSON Schema, JOSE);
+// It imports the standard library and maintained libraries for formats (JOSE, JSON Schema);
 // outbound calls (webhook, external policy, partner checks, image fetches) go through the
 // Deps' HTTP client, whose dialer is the gateway's egress check.
 package guardrails
@@ -31,6 +31,9 @@ type Input struct {
 	Provider string // the provider type that is (or was) called, e.g. openai
 	Model    string
 	Metadata map[string]string
+	// Headers are the client's request headers (the JWT check reads its token from one). They
+	// are never logged, nor sent on by a check.
+	Headers http.Header
 	// Request is the request body as the client sent it (OpenAI's shape).
 	Request json.RawMessage
 	// Response is the answer body (after-request hook, whole answers); nil on a stream.
