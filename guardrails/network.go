@@ -1,0 +1,481 @@
+package guardrails
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The checks that leave the process. Partner and default checks the reference gateway has a
+// plugin for keep its names; the others are default.<name>.
+const (
+	idWebhook        = "default.webhook"
+	idExternalPolicy = "default.externalPolicy"
+	idLassoClassify  = "lasso.classify"
+	idInlineImage    = "default.inlineImage"
+	idJWT            = "default.jwt"
+)
+
+// networkChecks returns the factories of the checks that call outside services, by id.
+func networkChecks() map[string]Factory {
+	return map[string]Factory{
+		idWebhook:        NewWebhookCheck,
+		idExternalPolicy: NewExternalPolicyCheck,
+		idLassoClassify:  NewLassoClassifyCheck,
+		idInlineImage:    NewInlineImageCheck,
+		idJWT:            NewJWTCheck,
+	}
+}
+
+// AddNetworkChecks adds the checks that call outside services (webhook, external policy,
+// Lasso, inline image, JWT) to r, in the order of their ids. *Registry is such an r.
+func AddNetworkChecks(r interface{ Add(id string, f Factory) }) {
+	checks := networkChecks()
+	ids := make([]string, 0, len(checks))
+	for id := range checks {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		r.Add(id, checks[id])
+	}
+}
+
+// SignatureHeader carries the signature of a body the gateway posts to a webhook or a policy
+// service, in the manner of Stripe's:
+//
+//	X-Causeway-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with Deps.Secret>
+//
+// A receiver recomputes v1 over the raw body with the shared secret, compares it in constant
+// time and refuses a t too far from its clock (five minutes, say), so a captured call cannot
+// be replayed later. guardrailstest.VerifySignature is such a receiver's check.
+const SignatureHeader = "X-Causeway-Signature"
+
+// signature is the value of SignatureHeader for body sent at t.
+func signature(secret []byte, t time.Time, body []byte) string {
+	ts := strconv.FormatInt(t.Unix(), 10)
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(ts))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	return "t=" + ts + ",v1=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// netDeps refuses Deps a network check cannot work without, and fills Now.
+func netDeps(id string, d Deps, needSecret bool) (Deps, error) {
+	switch {
+	case d.Client == nil:
+		return d, fmt.Errorf("%s: Deps.Client is required", id)
+	case d.CheckURL == nil:
+		return d, fmt.Errorf("%s: Deps.CheckURL is required", id)
+	case needSecret && len(d.Secret) == 0:
+		return d, fmt.Errorf("%s: Deps.Secret is required to sign its calls", id)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return d, nil
+}
+
+// noRedirects is client without following redirects: a POST carries headers an admin set
+// (API keys among them), which a redirect would hand to another host.
+func noRedirects(client *http.Client) *http.Client {
+	c := *client
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c
+}
+
+// callError is a failed outbound call. Its message never holds the URL (whose query may hold
+// a token) nor a header value; errors.Is and errors.As see the cause (a deadline, an egress
+// refusal).
+type callError struct {
+	what string // "webhook", "policy service", ...
+	msg  string
+	err  error
+}
+
+func (e *callError) Error() string {
+	if e.err == nil {
+		return e.what + ": " + e.msg
+	}
+	return e.what + ": " + e.msg + ": " + e.err.Error()
+}
+
+func (e *callError) Unwrap() error { return e.err }
+
+// transportError is a failed call without the URL that net/http puts in front of its error.
+func transportError(what string, err error) error {
+	return &callError{what: what, msg: "call failed", err: withoutURL(err)}
+}
+
+// withoutURL drops the *url.Error around a transport error, whose message quotes the URL.
+func withoutURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// postJSON posts body as JSON to rawURL with header and decodes a 2xx answer of at most
+// limit bytes into out. Any other status, a larger answer or one that is not JSON is an error.
+func postJSON(ctx context.Context, client *http.Client, what, rawURL string, header http.Header, body []byte, limit int64, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
+	if err != nil {
+		return &callError{what: what, msg: "not a valid URL"}
+	}
+	for k, vs := range header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return transportError(what, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return &callError{what: what, msg: fmt.Sprintf("answered %d", resp.StatusCode)}
+	}
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return transportError(what, err)
+	}
+	if int64(len(raw)) > limit {
+		return &callError{what: what, msg: fmt.Sprintf("answer larger than %d bytes", limit)}
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return &callError{what: what, msg: "answer is not the expected JSON"}
+	}
+	return nil
+}
+
+// checkURLContext runs a CheckURL, which cannot be cancelled, and stops waiting when ctx ends.
+func checkURLContext(ctx context.Context, check func(string) error, raw string) error {
+	done := make(chan error, 1)
+	go func() { done <- check(raw) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// encodeJSONNoEscape is json.Marshal without escaping <, > and &: bodies are passed on, not put in
+// HTML, and a rewritten request should differ from the client's only where it was rewritten.
+func encodeJSONNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
+}
+
+// netHookNames lists hooks for messages.
+func netHookNames(hooks []Hook) string {
+	s := make([]string, len(hooks))
+	for i, h := range hooks {
+		s[i] = string(h)
+	}
+	return strings.Join(s, " and ")
+}
+
+// hookSupported refuses a hook the check was not made for: the contract has no place to declare
+// a check's hooks yet, so a check configured on the wrong one says so when it runs.
+func hookSupported(id string, h Hook, hooks []Hook) error {
+	for _, ok := range hooks {
+		if h == ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s runs on %s, not %q", id, netHookNames(hooks), h)
+}
+
+// netParams reads a check's parameters strictly: each getter marks its parameter known and
+// records the first problem; done reports it, or else the first unknown parameter.
+// failOnError is known to every check: it is the runner's, as in the reference gateway.
+type netParams struct {
+	raw  map[string]any
+	seen map[string]bool
+	err  *ParamError
+}
+
+func newNetParams(raw map[string]any) *netParams {
+	return &netParams{raw: raw, seen: map[string]bool{"failOnError": true}}
+}
+
+func (p *netParams) fail(param, format string, args ...any) {
+	if p.err == nil {
+		p.err = &ParamError{Param: param, Message: fmt.Sprintf(format, args...)}
+	}
+}
+
+// get returns a parameter's value; a JSON null counts as absent.
+func (p *netParams) get(name string) (any, bool) {
+	p.seen[name] = true
+	v, ok := p.raw[name]
+	return v, ok && v != nil
+}
+
+func (p *netParams) done() error {
+	if p.err != nil {
+		return p.err
+	}
+	var unknown []string
+	for k := range p.raw {
+		if !p.seen[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return &ParamError{Param: unknown[0], Message: "unknown parameter"}
+	}
+	if v, ok := p.raw["failOnError"]; ok && v != nil {
+		if _, ok := v.(bool); !ok {
+			return &ParamError{Param: "failOnError", Message: "must be a boolean"}
+		}
+	}
+	return nil
+}
+
+// str reads a string of 1 to maxLen bytes.
+func (p *netParams) str(name string, required bool, def string, maxLen int) string {
+	p.seen[name] = true
+	return strParam(p, name, name, p.raw, required, def, maxLen)
+}
+
+// strParam reads raw[name], reported as path: top-level or nested parameters.
+func strParam(p *netParams, name, path string, raw map[string]any, required bool, def string, maxLen int) string {
+	var v any
+	var ok bool
+	if raw != nil {
+		v, ok = raw[name]
+		ok = ok && v != nil
+	}
+	if !ok {
+		if required {
+			p.fail(path, "is required")
+		}
+		return def
+	}
+	s, isStr := v.(string)
+	switch {
+	case !isStr:
+		p.fail(path, "must be a string")
+	case s == "":
+		p.fail(path, "must not be empty")
+	case len(s) > maxLen:
+		p.fail(path, "must be at most %d characters", maxLen)
+	default:
+		return s
+	}
+	return def
+}
+
+// integer reads a whole number from lo to hi.
+func (p *netParams) integer(name string, def, lo, hi int64) int64 {
+	v, ok := p.get(name)
+	if !ok {
+		return def
+	}
+	var f float64
+	switch n := v.(type) {
+	case float64:
+		f = n
+	case float32:
+		f = float64(n)
+	case int:
+		f = float64(n)
+	case int64:
+		f = float64(n)
+	case json.Number:
+		x, err := n.Float64()
+		if err != nil {
+			p.fail(name, "must be a number from %d to %d", lo, hi)
+			return def
+		}
+		f = x
+	default:
+		p.fail(name, "must be a number from %d to %d", lo, hi)
+		return def
+	}
+	if f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
+		p.fail(name, "must be a whole number from %d to %d", lo, hi)
+		return def
+	}
+	return int64(f)
+}
+
+// millis reads a duration in milliseconds from 1 to hi.
+func (p *netParams) millis(name string, def, hi int64) time.Duration {
+	return time.Duration(p.integer(name, def, 1, hi)) * time.Millisecond
+}
+
+func (p *netParams) boolean(name string, def bool) bool {
+	v, ok := p.get(name)
+	if !ok {
+		return def
+	}
+	b, isBool := v.(bool)
+	if !isBool {
+		p.fail(name, "must be a boolean")
+		return def
+	}
+	return b
+}
+
+// strList reads a list of 1 to maxItems strings of 1 to maxLen bytes each.
+func (p *netParams) strList(name string, required bool, maxItems, maxLen int) []string {
+	v, ok := p.get(name)
+	if !ok {
+		if required {
+			p.fail(name, "is required")
+		}
+		return nil
+	}
+	items, isList := v.([]any)
+	if !isList {
+		if ss, isStrs := v.([]string); isStrs {
+			items = make([]any, len(ss))
+			for i, s := range ss {
+				items[i] = s
+			}
+		} else {
+			p.fail(name, "must be a list of strings")
+			return nil
+		}
+	}
+	if len(items) == 0 || len(items) > maxItems {
+		p.fail(name, "must hold 1 to %d items", maxItems)
+		return nil
+	}
+	out := make([]string, 0, len(items))
+	for i, it := range items {
+		s, isStr := it.(string)
+		path := fmt.Sprintf("%s[%d]", name, i)
+		switch {
+		case !isStr:
+			p.fail(path, "must be a string")
+		case s == "" || len(s) > maxLen:
+			p.fail(path, "must be 1 to %d characters", maxLen)
+		default:
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// object reads an object parameter.
+func (p *netParams) object(name string, required bool) map[string]any {
+	v, ok := p.get(name)
+	if !ok {
+		if required {
+			p.fail(name, "is required")
+		}
+		return nil
+	}
+	m, isMap := v.(map[string]any)
+	if !isMap {
+		p.fail(name, "must be an object")
+		return nil
+	}
+	return m
+}
+
+// The headers an admin may not set on a call: the transport's, the signature's and the body's.
+var reservedHeaders = map[string]bool{
+	"Host": true, "Content-Length": true, "Content-Type": true, "Transfer-Encoding": true,
+	"Connection": true, "Te": true, "Upgrade": true, "Trailer": true, "Keep-Alive": true,
+	"Proxy-Connection": true, "Expect": true, http.CanonicalHeaderKey(SignatureHeader): true,
+}
+
+// headers reads an object of header names to string values (at most 32, each value at most
+// 8 KiB). Values are never repeated in a message: they are often credentials.
+func (p *netParams) headers(name string) http.Header {
+	m := p.object(name, false)
+	if m == nil {
+		return nil
+	}
+	if len(m) > 32 {
+		p.fail(name, "must hold at most 32 headers")
+		return nil
+	}
+	h := http.Header{}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		path := name + "." + k
+		s, isStr := m[k].(string)
+		switch {
+		case !validHeaderName(k):
+			p.fail(path, "is not a valid header name")
+		case reservedHeaders[http.CanonicalHeaderKey(k)]:
+			p.fail(path, "is set by the gateway and cannot be overridden")
+		case !isStr:
+			p.fail(path, "must be a string")
+		case len(s) > 8<<10 || strings.ContainsAny(s, "\r\n\x00"):
+			p.fail(path, "must be at most 8192 characters with no line breaks")
+		default:
+			h.Set(k, s)
+		}
+	}
+	return h
+}
+
+func validHeaderName(k string) bool {
+	if k == "" || len(k) > 256 {
+		return false
+	}
+	for _, c := range []byte(k) {
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// url reads an http(s) URL and, if check is set, has the egress guard check it now. The
+// message never repeats the URL: its query may hold a token.
+func (p *netParams) url(name string, required bool, def string, check func(string) error) string {
+	s := p.str(name, required, "", 4096)
+	if s == "" {
+		return def
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		p.fail(name, "must be an http or https URL")
+		return def
+	}
+	if u.User != nil {
+		p.fail(name, "must not hold credentials; use headers")
+		return def
+	}
+	if check != nil {
+		if err := check(s); err != nil {
+			p.fail(name, "%s", err.Error())
+			return def
+		}
+	}
+	return s
+}
