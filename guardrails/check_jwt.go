@@ -155,12 +155,8 @@ type jwtCheck struct {
 	kidRefreshedAt time.Time
 }
 
-// requestHeader is a header of the client's request. Input does not carry the request's
-// headers yet; once it does (Input.Headers http.Header) this is in.Headers.Get(name). Until
-// then the gateway passes the header as the Metadata entry "header:" + its lower-case name.
-func requestHeader(in Input, name string) string {
-	return in.Metadata["header:"+strings.ToLower(name)]
-}
+// requestHeader is a header of the client's request.
+func requestHeader(in Input, name string) string { return in.Headers.Get(name) }
 
 func (c *jwtCheck) deny(format string, args ...any) (Verdict, error) {
 	return Verdict{Pass: false, Explanation: "JWT validation failed: " + fmt.Sprintf(format, args...)}, nil

@@ -110,7 +110,8 @@ func sign(t *testing.T, key jwk.Key, alg jwa.SignatureAlgorithm, iat, exp time.T
 
 func jwtInput(t *testing.T, header, value string) guardrails.Input {
 	in := beforeInput(t)
-	in.Metadata = map[string]string{"header:" + header: value}
+	in.Headers = http.Header{}
+	in.Headers.Set(header, value)
 	return in
 }
 
