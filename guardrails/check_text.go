@@ -127,8 +127,10 @@ func newCounter(what, minName, maxName string, defMax int64, count func(string) 
 	}
 }
 
-func countSentences(s string) int { return strings.Count(s, ".") + strings.Count(s, "!") + strings.Count(s, "?") }
-func countWords(s string) int     { return len(strings.Fields(s)) }
+func countSentences(s string) int {
+	return strings.Count(s, ".") + strings.Count(s, "!") + strings.Count(s, "?")
+}
+func countWords(s string) int { return len(strings.Fields(s)) }
 func countCharacters(s string) int {
 	return utf8.RuneCountInString(s)
 }

@@ -155,7 +155,7 @@ func randomLooking(kinds int) func(string, int, int) int {
 }
 
 func jwtValid(text string, start, end int) int {
-	header := text[start:strings.IndexByte(text[start:end], '.')+start]
+	header := text[start : strings.IndexByte(text[start:end], '.')+start]
 	raw, err := base64.RawURLEncoding.DecodeString(header)
 	if err != nil {
 		return -1
@@ -334,7 +334,7 @@ func ninoValid(text string, start, end int) int {
 }
 
 func emailValid(text string, start, end int) int {
-	local := text[start:strings.IndexByte(text[start:end], '@')+start]
+	local := text[start : strings.IndexByte(text[start:end], '@')+start]
 	if strings.HasPrefix(local, ".") || strings.HasSuffix(local, ".") || strings.Contains(local, "..") {
 		return -1
 	}
