@@ -268,11 +268,8 @@ func (c *allowedRequestTypes) Run(_ context.Context, in Input) (Verdict, error) 
 		}
 	}
 	types := []string{in.Endpoint}
-	var b struct {
-		Stream bool `json:"stream"`
-	}
-	if json.Unmarshal(in.Request, &b) == nil && b.Stream {
-		types = append(types, "stream-"+in.Endpoint)
+	if streamType := "stream-" + in.Endpoint; (inList(allowed, streamType) || inList(blocked, streamType)) && asksToStream(in.Request) {
+		types = append(types, streamType)
 	}
 	isBlocked, isAllowed := false, len(allowed) == 0
 	for _, t := range types {
@@ -290,6 +287,13 @@ func (c *allowedRequestTypes) Run(_ context.Context, in Input) (Verdict, error) 
 	return Verdict{Pass: pass, Explanation: expl, Data: map[string]any{
 		"currentRequestType": in.Endpoint, "allowedTypes": allowed, "blockedTypes": blocked, "source": source, "verdict": pass,
 	}}, nil
+}
+
+func asksToStream(body json.RawMessage) bool {
+	var b struct {
+		Stream bool `json:"stream"`
+	}
+	return json.Unmarshal(body, &b) == nil && b.Stream
 }
 
 // --- default.requestParametersCheck ---------------------------------------------------------

@@ -48,26 +48,54 @@ type piiDetector struct {
 	// valid tells whether text[start:end] is the category's, looking around it if need be;
 	// it returns the end of the value it accepted (a candidate may be cut shorter), or -1.
 	valid func(text string, start, end int) int
+
+	// Prefilters, so that a text without candidates costs a scan and not a regular expression
+	// (Go's is linear but slow on a kilobyte): the pattern runs only when the text holds one of
+	// must, and, with a span set, only on the spans of the set's bytes that hold minDigits.
+	must      []string
+	span      *[256]bool
+	minDigits int
 }
+
+func byteSet(chars string) *[256]bool {
+	var set [256]bool
+	for i := 0; i < len(chars); i++ {
+		set[chars[i]] = true
+	}
+	return &set
+}
+
+const (
+	digits  = "0123456789"
+	upperAZ = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	lowerAZ = "abcdefghijklmnopqrstuvwxyz"
+)
+
+var (
+	numberSpan = byteSet(digits + " -")
+	phoneSpan  = byteSet(digits + " ().+-")
+	codeSpan   = byteSet(upperAZ + digits + " ")
+	emailSpan  = byteSet(upperAZ + lowerAZ + digits + "._%+-@")
+)
 
 // piiDetectors are in priority order: where two matches overlap the earlier detector's wins.
 var piiDetectors = []piiDetector{
-	{"api_key", regexp.MustCompile(`(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----`), whole},
-	{"api_key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), whole},
-	{"api_key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), randomLooking(3)},
-	{"api_key", regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`), whole},
-	{"api_key", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`), whole},
-	{"api_key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), notFollowedBy("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-")},
-	{"api_key", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), whole},
-	{"api_key", regexp.MustCompile(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`), whole},
-	{"api_key", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`), jwtValid},
-	{"credit_card", regexp.MustCompile(`\b\d(?:[ -]?\d){12,22}\b`), cardValid},
-	{"iban", regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,8}(?: ?[A-Z0-9]{1,3})?\b`), ibanValid},
-	{"national_id", regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b|\b\d{3} \d{2} \d{4}\b`), ssnValid},
-	{"national_id", regexp.MustCompile(`\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b`), ninoValid},
-	{"email", regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}\b`), emailValid},
-	{"phone", regexp.MustCompile(`\+\d[\d ().-]{6,22}\d`), intlPhoneValid},
-	{"phone", regexp.MustCompile(`(?:\+?1[ .-]?)?(?:\([2-9]\d{2}\)|\b[2-9]\d{2})[ .-]?[2-9]\d{2}[ .-]\d{4}\b`), nanpValid},
+	{category: "api_key", re: regexp.MustCompile(`(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----`), valid: whole, must: []string{"-----BEGIN "}},
+	{category: "api_key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), valid: whole, must: []string{"sk-ant-"}},
+	{category: "api_key", re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), valid: randomLooking(3), must: []string{"sk-"}},
+	{category: "api_key", re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`), valid: whole, must: []string{"AKIA", "ASIA", "ABIA", "ACCA"}},
+	{category: "api_key", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`), valid: whole, must: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
+	{category: "api_key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), valid: notFollowedBy(upperAZ + lowerAZ + digits + "_-"), must: []string{"AIza"}},
+	{category: "api_key", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), valid: whole, must: []string{"xox"}},
+	{category: "api_key", re: regexp.MustCompile(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`), valid: whole, must: []string{"k_live_", "k_test_"}},
+	{category: "api_key", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`), valid: jwtValid, must: []string{"eyJ"}},
+	{category: "credit_card", re: regexp.MustCompile(`\b\d(?:[ -]?\d){12,22}\b`), valid: cardValid, span: numberSpan, minDigits: 13},
+	{category: "iban", re: regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,8}(?: ?[A-Z0-9]{1,3})?\b`), valid: ibanValid, span: codeSpan, minDigits: 4},
+	{category: "national_id", re: regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b|\b\d{3} \d{2} \d{4}\b`), valid: ssnValid, span: numberSpan, minDigits: 9},
+	{category: "national_id", re: regexp.MustCompile(`\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b`), valid: ninoValid, span: codeSpan, minDigits: 6},
+	{category: "email", re: regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}\b`), valid: emailValid, must: []string{"@"}, span: emailSpan},
+	{category: "phone", re: regexp.MustCompile(`\+\d[\d ().-]{6,22}\d`), valid: intlPhoneValid, must: []string{"+"}, span: phoneSpan, minDigits: 8},
+	{category: "phone", re: regexp.MustCompile(`(?:\+?1[ .-]?)?(?:\([2-9]\d{2}\)|\b[2-9]\d{2})[ .-]?[2-9]\d{2}[ .-]\d{4}\b`), valid: nanpValid, span: phoneSpan, minDigits: 10},
 }
 
 type piiMatch struct {
@@ -79,10 +107,10 @@ type piiMatch struct {
 func findPII(text string, cats map[string]bool) []piiMatch {
 	var out []piiMatch
 	for _, d := range piiDetectors {
-		if !cats[d.category] {
+		if !cats[d.category] || !mayHold(text, d.must) {
 			continue
 		}
-		for _, loc := range d.re.FindAllStringIndex(text, -1) {
+		for _, loc := range d.candidates(text) {
 			end := d.valid(text, loc[0], loc[1])
 			if end < 0 {
 				continue
@@ -94,6 +122,47 @@ func findPII(text string, cats map[string]bool) []piiMatch {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
+	return out
+}
+
+func mayHold(text string, must []string) bool {
+	if len(must) == 0 {
+		return true
+	}
+	for _, m := range must {
+		if strings.Contains(text, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// candidates are the pattern's matches in text, searched in the spans of the detector's set
+// that hold enough digits (offsets are the text's).
+func (d piiDetector) candidates(text string) [][]int {
+	if d.span == nil {
+		return d.re.FindAllStringIndex(text, -1)
+	}
+	var out [][]int
+	for i := 0; i < len(text); {
+		if !d.span[text[i]] {
+			i++
+			continue
+		}
+		j, n := i, 0
+		for j < len(text) && d.span[text[j]] {
+			if isDigit(text[j]) {
+				n++
+			}
+			j++
+		}
+		if n >= d.minDigits {
+			for _, loc := range d.re.FindAllStringIndex(text[i:j], -1) {
+				out = append(out, []int{loc[0] + i, loc[1] + i})
+			}
+		}
+		i = j
+	}
 	return out
 }
 
@@ -234,6 +303,9 @@ func atoiPrefix(d string, n int) int {
 // cardValid accepts the longest run of the candidate's digit groups, from its start, that is
 // a card number: "4111 1111 1111 1111 2024" holds a card followed by a year.
 func cardValid(text string, start, end int) int {
+	if start > 0 && isAlnum(text[start-1]) {
+		return -1
+	}
 	cand := text[start:end]
 	cuts := []int{len(cand)}
 	for i := len(cand) - 1; i > 0; i-- {
@@ -263,6 +335,9 @@ var ibanLengths = map[string]int{
 }
 
 func ibanValid(text string, start, end int) int {
+	if start > 0 && isAlnum(text[start-1]) {
+		return -1
+	}
 	cand := text[start:end]
 	want, ok := ibanLengths[cand[:2]]
 	if !ok {
@@ -276,7 +351,7 @@ func ibanValid(text string, start, end int) int {
 		}
 		n++
 		if n == want {
-			if i+1 < len(cand) && cand[i+1] != ' ' {
+			if i+1 < len(cand) && cand[i+1] != ' ' || i+1 == len(cand) && end < len(text) && isAlnum(text[end]) {
 				return -1 // the value goes on past the length
 			}
 			if mod97(strings.ReplaceAll(cand[:i+1], " ", "")) {
@@ -327,7 +402,7 @@ func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 var ninoBadPrefixes = []string{"BG", "GB", "NK", "KN", "TN", "NT", "ZZ"}
 
 func ninoValid(text string, start, end int) int {
-	if inList(ninoBadPrefixes, text[start:start+2]) {
+	if start > 0 && isAlnum(text[start-1]) || end < len(text) && isAlnum(text[end]) || inList(ninoBadPrefixes, text[start:start+2]) {
 		return -1
 	}
 	return end
@@ -370,6 +445,10 @@ func nanpValid(text string, start, end int) int {
 }
 
 func isLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
+
+// isAlnum is a byte that would make a match part of a longer word (the spans the patterns
+// run on cut words where the text does not).
+func isAlnum(b byte) bool { return isLetter(b) || isDigit(b) || b >= 0x80 }
 
 // --- the check ------------------------------------------------------------------------------
 

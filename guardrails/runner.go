@@ -380,7 +380,7 @@ func runCheck(ctx context.Context, cfg Configured, in Input) CheckResult {
 		select {
 		case o = <-done:
 		default:
-			o.err = cctx.Err()
+			o.err = cctx.Err() // given up: the check has not returned
 		}
 	}
 	r := CheckResult{ID: cfg.ID, Name: cfg.Name, FailOnError: cfg.FailOnError, CreatedAt: start, end: time.Now()}
@@ -394,9 +394,9 @@ func runCheck(ctx context.Context, cfg Configured, in Input) CheckResult {
 			r.Transformed = true
 			r.body = o.v.Transformed
 		}
-	case errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+	case ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && errors.Is(o.err, context.DeadlineExceeded):
 		r.Error = &CheckError{Name: "timeout", Message: fmt.Sprintf("the check did not answer within %s", timeout)}
-	case ctx.Err() != nil:
+	case ctx.Err() != nil && errors.Is(o.err, ctx.Err()):
 		r.Cancelled = true
 		r.Error = &CheckError{Name: "cancelled", Message: cancelledPrefix + ctx.Err().Error()}
 	default:
