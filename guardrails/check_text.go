@@ -99,10 +99,11 @@ func (c *regexMatch) Run(_ context.Context, in Input) (Verdict, error) {
 // --- default.sentenceCount, default.wordCount, default.characterCount ----------------------
 
 type countCheck struct {
-	what     string // sentence, word, character
-	min, max int64
-	not      bool
-	count    func(string) int
+	what             string // sentence, word, character
+	minName, maxName string
+	min, max         int64
+	not              bool
+	count            func(string) int
 }
 
 // newCounter builds a range check over a count of the text. The reference's defaults hold:
@@ -123,7 +124,7 @@ func newCounter(what, minName, maxName string, defMax int64, count func(string) 
 		if err := p.done(); err != nil {
 			return nil, err
 		}
-		return &countCheck{what: what, min: lo, max: hi, not: not, count: count}, nil
+		return &countCheck{what: what, minName: minName, maxName: maxName, min: lo, max: hi, not: not, count: count}, nil
 	}
 }
 
@@ -150,7 +151,7 @@ func (c *countCheck) Run(_ context.Context, in Input) (Verdict, error) {
 		expl += " (inverted)"
 	}
 	return Verdict{Pass: pass, Explanation: expl + ".", Data: map[string]any{
-		c.what + "Count": n, "min": c.min, "max": c.max, "not": c.not, "verdict": pass, "textExcerpt": excerpt(text),
+		c.what + "Count": n, c.minName: c.min, c.maxName: c.max, "not": c.not, "verdict": pass, "textExcerpt": excerpt(text),
 	}}, nil
 }
 
