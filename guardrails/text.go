@@ -82,28 +82,6 @@ func encodeBody(doc map[string]any) (json.RawMessage, error) {
 	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n")), nil
 }
 
-// rewriteTexts applies fn to every text of the hook's body (every message, every choice)
-// and returns the re-encoded body and whether any text changed.
-func rewriteTexts(hook Hook, body json.RawMessage, fn func(string) string) (json.RawMessage, bool, error) {
-	doc, err := decodeBody(body)
-	if err != nil {
-		return nil, false, err
-	}
-	changed := false
-	visitTexts(hook, doc, true, func(s string) string {
-		out := fn(s)
-		if out != s {
-			changed = true
-		}
-		return out
-	})
-	if !changed {
-		return nil, false, nil
-	}
-	out, err := encodeBody(doc)
-	return out, err == nil, err
-}
-
 // visitTexts calls fn on each text of doc and stores what fn returns in its place. With all
 // false it visits what ExtractText reads (the last message, the first choice); with all true
 // every message (and a messages body's system prompt), every choice, every prompt and input.
