@@ -76,13 +76,13 @@ type hookEvent struct {
 	Provider    string            `json:"provider,omitempty"`
 	Model       string            `json:"model,omitempty"`
 	Metadata    map[string]string `json:"metadata,omitempty"`
-	Request     hookBody          `json:"request"`
-	Response    *hookBody         `json:"response,omitempty"`
+	Request     webhookBody       `json:"request"`
+	Response    *webhookBody      `json:"response,omitempty"`
 	Stream      bool              `json:"stream"`
 	Final       bool              `json:"final"`
 }
 
-type hookBody struct {
+type webhookBody struct {
 	JSON json.RawMessage `json:"json,omitempty"`
 	Text string          `json:"text,omitempty"`
 }
@@ -94,12 +94,12 @@ func newHookEvent(in Input) hookEvent {
 		Provider:    in.Provider,
 		Model:       in.Model,
 		Metadata:    in.Metadata,
-		Request:     hookBody{JSON: in.Request},
+		Request:     webhookBody{JSON: in.Request},
 		Stream:      in.Stream,
 		Final:       in.Final,
 	}
 	if in.Hook == AfterRequest {
-		ev.Response = &hookBody{JSON: in.Response, Text: in.Text}
+		ev.Response = &webhookBody{JSON: in.Response, Text: in.Text}
 	} else {
 		ev.Request.Text = in.Text
 	}

@@ -210,7 +210,9 @@ func hookSupported(id string, h Hook, hooks []Hook) error {
 
 // netParams reads a check's parameters strictly: each getter marks its parameter known and
 // records the first problem; done reports it, or else the first unknown parameter.
-// failOnError is known to every check: it is the runner's, as in the reference gateway.
+// failOnError and timeout are known to every check: they are the runner's (Registry.Configure
+// reads and bounds them), as in the reference gateway; a check with a timeout of its own
+// reads it too.
 type netParams struct {
 	raw  map[string]any
 	seen map[string]bool
@@ -218,7 +220,7 @@ type netParams struct {
 }
 
 func newNetParams(raw map[string]any) *netParams {
-	return &netParams{raw: raw, seen: map[string]bool{"failOnError": true}}
+	return &netParams{raw: raw, seen: map[string]bool{"failOnError": true, "timeout": true}}
 }
 
 func (p *netParams) fail(param, format string, args ...any) {
@@ -479,3 +481,8 @@ func (p *netParams) url(name string, required bool, def string, check func(strin
 	}
 	return s
 }
+
+// The checks that may rewrite the body run before the others, in order (Transformer): the
+// inline-image check always may, the webhook when its receiver answers transformedData.
+func (c *inlineImageCheck) Transforms() bool { return true }
+func (c *webhookCheck) Transforms() bool     { return true }
