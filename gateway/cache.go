@@ -71,7 +71,7 @@ type Cache struct {
 	// Embed embeds a semantic lookup's text with model on target; nil: through the engine, as
 	// a call of the embeddings endpoint (a benchmark sets it to measure the lookup alone).
 	Embed func(ctx context.Context, target *providers.Target, model, text string) ([]float32, error)
-	Log     *slog.Logger
+	Log   *slog.Logger
 
 	writes  chan struct{} // bounds the puts in flight
 	once    sync.Once

@@ -176,13 +176,17 @@ func BenchmarkCache(b *testing.B) {
 		report(b, start)
 	}
 	// The lookup without the embedding call: the vector the call would answer, at once.
-	c.cache.Embed = func(context.Context, *providers.Target, string, string) ([]float32, error) { return benchUnit(near), nil }
+	c.cache.Embed = func(context.Context, *providers.Target, string, string) ([]float32, error) {
+		return benchUnit(near), nil
+	}
 	b.Run("semantic-hit", semanticHit)
 	c.cache.Embed = nil
 	// With the call, through the engine, to the zero-delay stand-in: the difference is what
 	// the call costs on top.
 	b.Run("semantic-hit-with-call", semanticHit)
-	c.cache.Embed = func(context.Context, *providers.Target, string, string) ([]float32, error) { return benchUnit(near), nil }
+	c.cache.Embed = func(context.Context, *providers.Target, string, string) ([]float32, error) {
+		return benchUnit(near), nil
+	}
 	// 100,000 entries in the semantic partition of the request, none near it but the one.
 	fill(b, c, sem, 100_000)
 	b.Run("semantic-hit-100k", semanticHit)
