@@ -32,10 +32,10 @@ func newGuardrail() *domain.Guardrail { return &domain.Guardrail{} }
 // workspace's managers, as its configs are.
 func guardrailWriter(actor domain.Actor, workspaceID, scope string) error {
 	if workspaceID == "" {
-		if err := requireOrgAdmin(actor, scope); err != nil {
+		if !actor.IsOrgAdmin() {
 			return forbidden("only organisation owners and admins may change organisation guardrails, with an organisation key")
 		}
-		return nil
+		return requireScope(actor, scope)
 	}
 	return requireWorkspaceRole(actor, workspaceID, domain.RoleManager, scope)
 }
