@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 
+	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/eventstore"
 )
 
@@ -20,6 +21,9 @@ type AppDeps struct {
 	Memberships MembershipIndex
 	// Cache is the answer cache a purge empties; nil: caching is off.
 	Cache CachePurger
+	// Checks validates guardrail checks (the guardrail engine, through CheckValidatorFunc);
+	// nil: WellFormedChecks, which accepts every check whose id is well formed.
+	Checks domain.CheckValidator
 }
 
 // App is the write side assembled: every command handler the admin API serves, built once at
@@ -34,6 +38,10 @@ type App struct {
 	CreateSavedConfig  Handler[CreateSavedConfig, Result]
 	UpdateSavedConfig  Handler[UpdateSavedConfig, Result]
 	ArchiveSavedConfig Handler[ArchiveSavedConfig, Result]
+
+	CreateGuardrail  Handler[CreateGuardrail, Result]
+	UpdateGuardrail  Handler[UpdateGuardrail, Result]
+	ArchiveGuardrail Handler[ArchiveGuardrail, Result]
 
 	CreateIntegration           Handler[CreateIntegration, Result]
 	UpdateIntegration           Handler[UpdateIntegration, Result]
@@ -101,6 +109,10 @@ func NewApp(d AppDeps) (app *App, err error) {
 	if hosts == nil {
 		hosts = StaticURLCheck{}
 	}
+	checks := d.Checks
+	if checks == nil {
+		checks = WellFormedChecks{}
+	}
 	sealer, err := NewSealerFromSecret(d.Secret)
 	if err != nil {
 		return nil, err
@@ -126,6 +138,10 @@ func NewApp(d AppDeps) (app *App, err error) {
 		CreateSavedConfig:  wired(NewCreateSavedConfigHandler(deps, hosts)),
 		UpdateSavedConfig:  wired(NewUpdateSavedConfigHandler(deps, hosts)),
 		ArchiveSavedConfig: wired(NewArchiveSavedConfigHandler(deps)),
+
+		CreateGuardrail:  wired(NewCreateGuardrailHandler(deps, checks)),
+		UpdateGuardrail:  wired(NewUpdateGuardrailHandler(deps, checks)),
+		ArchiveGuardrail: wired(NewArchiveGuardrailHandler(deps)),
 
 		CreateIntegration:           wired(NewCreateIntegrationHandler(deps, sealer, hosts)),
 		UpdateIntegration:           wired(NewUpdateIntegrationHandler(deps, sealer, hosts)),

@@ -8,7 +8,8 @@ import (
 
 // CreateSavedConfig saves a gateway config in a workspace. Config is its JSON, validated as
 // the gateway will run it (domain.ParseSavedConfig: AB error codes); its custom hosts must
-// pass the host check. A nil or empty Slug is derived from the name with a suffix. IsDefault
+// pass the host check, and the guardrails it names must be live guardrails of the
+// organisation or of the workspace (AB16). A nil or empty Slug is derived from the name with a suffix. IsDefault
 // makes it the workspace's default config.
 type CreateSavedConfig struct {
 	WorkspaceID string
@@ -36,6 +37,9 @@ func (h createSavedConfigHandler) decide(ctx context.Context, c CreateSavedConfi
 	actor := RequestFrom(ctx).Actor
 	wsID := ws.ID
 	if err := checkConfigHosts(h.u, c.Config); err != nil {
+		return Result{}, err
+	}
+	if err := checkConfigGuardrails(ctx, h.d, actor.OrganisationID, wsID, c.Config); err != nil {
 		return Result{}, err
 	}
 	now := h.d.Now()

@@ -36,6 +36,9 @@ func (h updateSavedConfigHandler) Handle(ctx context.Context, c UpdateSavedConfi
 	if err := checkConfigHosts(h.u, c.Config); err != nil {
 		return Result{}, err
 	}
+	if err := checkConfigGuardrails(ctx, h.d, sc.OrganisationID, sc.WorkspaceID, c.Config); err != nil {
+		return Result{}, err
+	}
 	res := Result{ID: c.ConfigID}
 	if c.Name != nil || c.Config != nil {
 		in := domain.UpdateSavedConfig{Name: c.Name, Config: c.Config, By: actorName(RequestFrom(ctx).Actor)}

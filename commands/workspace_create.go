@@ -53,6 +53,10 @@ func (h createWorkspaceHandler) Handle(ctx context.Context, c CreateWorkspace) (
 	if _, err := (&domain.Workspace{}).Create(spec, now); err != nil {
 		return Result{}, err
 	}
+	// A new workspace has no guardrails of its own yet: its defaults attach the organisation's.
+	if err := checkGuardrailRefs(ctx, h.d, actor.OrganisationID, id, domain.DefaultGuardrailRefs(c.Defaults), "", ""); err != nil {
+		return Result{}, err
+	}
 	slug, err := h.reserveSlug(ctx, actor.OrganisationID, id, candidates)
 	if err != nil {
 		return Result{}, err

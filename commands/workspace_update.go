@@ -21,6 +21,12 @@ func NewUpdateWorkspaceHandler(d Deps) (Handler[UpdateWorkspace, Result], error)
 }
 
 func (h updateWorkspaceHandler) Handle(ctx context.Context, c UpdateWorkspace) (Result, error) {
+	// The guardrails its defaults attach must be live guardrails of the organisation or of the
+	// workspace; a workspace of another organisation is not found by the decision.
+	if err := checkGuardrailRefs(ctx, h.d, RequestFrom(ctx).Actor.OrganisationID, c.WorkspaceID,
+		domain.DefaultGuardrailRefs(c.Defaults), "", ""); err != nil {
+		return Result{}, err
+	}
 	return executeOnWorkspace(ctx, h.d, c.WorkspaceID, func(w *domain.Workspace) ([]domain.Event, error) {
 		return w.Update(c.UpdateWorkspace, h.d.Now())
 	})

@@ -49,6 +49,13 @@ import (
 //	      a slug, or both name a managed provider
 //	AB14  custom_host is not an http or https URL, or its host is refused
 //	AB15  forward_headers is not an array of at most 100 header names
+//	AB16  input_guardrails or output_guardrails is not an array of at most 50 guardrail ids or
+//	      slugs; before_request_hooks or after_request_hooks is not an array of at most 50
+//	      hooks {"id": <guardrail id or slug>, "type"?: "guardrail"} (inline hooks with their
+//	      own checks are not supported: save the guardrail and name it); or a saved config
+//	      names a guardrail that does not exist, is deleted, or belongs to another workspace
+//	      (checked when the config is saved; an inline config's guardrails are resolved when
+//	      the gateway serves the request)
 
 // Config error codes (Error.Detail).
 const (
@@ -67,6 +74,7 @@ const (
 	ConfigErrProvider       = "AB13"
 	ConfigErrCustomHost     = "AB14"
 	ConfigErrForwardHeaders = "AB15"
+	ConfigErrGuardrails     = "AB16"
 )
 
 // Bounds of a config.
@@ -124,6 +132,26 @@ type Target struct {
 	// Options are the provider-specific settings (ConfigOptionFields): Azure's resource,
 	// deployment and API version, AWS and Vertex regions and credentials, and so on.
 	Options map[string]string `json:"options,omitempty"`
+	// InputGuardrails and OutputGuardrails name, by id or slug, the guardrails that check
+	// what a request through this node sends and what it answers.
+	InputGuardrails  []string `json:"input_guardrails,omitempty"`
+	OutputGuardrails []string `json:"output_guardrails,omitempty"`
+	// BeforeRequestHooks and AfterRequestHooks are the hook spelling of the same: the ids or
+	// slugs of the guardrails of the before-request and after-request hooks.
+	BeforeRequestHooks []string `json:"before_request_hooks,omitempty"`
+	AfterRequestHooks  []string `json:"after_request_hooks,omitempty"`
+}
+
+// BeforeRequestGuardrails are the guardrails a node runs on the request: its
+// input_guardrails, then its before_request_hooks.
+func (t *Target) BeforeRequestGuardrails() []string {
+	return append(slices.Clip(t.InputGuardrails), t.BeforeRequestHooks...)
+}
+
+// AfterRequestGuardrails are the guardrails a node runs on the answer: its
+// output_guardrails, then its after_request_hooks.
+func (t *Target) AfterRequestGuardrails() []string {
+	return append(slices.Clip(t.OutputGuardrails), t.AfterRequestHooks...)
 }
 
 // Strategy chooses among a node's targets.
@@ -195,8 +223,9 @@ var configCredentialFields = []string{"api_key", "aws_access_key_id", "aws_secre
 func ConfigOptionFields() []string { return slices.Clone(configOptionFields) }
 
 var configFields = append([]string{
-	"anthropic_beta", "api_key", "azure_entra_scope", "cache", "custom_host", "forward_headers", "override_params",
-	"provider", "request_timeout", "retry", "strategy", "strict_openai_compliance", "targets", "virtual_key", "weight",
+	"after_request_hooks", "anthropic_beta", "api_key", "azure_entra_scope", "before_request_hooks", "cache", "custom_host",
+	"forward_headers", "input_guardrails", "output_guardrails", "override_params", "provider", "request_timeout", "retry",
+	"strategy", "strict_openai_compliance", "targets", "virtual_key", "weight",
 }, configOptionFields...)
 
 func configError(code, param, format string, args ...any) *Error {
@@ -351,6 +380,9 @@ func parseTarget(obj map[string]any, path string, depth int, t *Target) error {
 			t.ForwardHeaders = append(t.ForwardHeaders, s)
 		}
 	}
+	if err := parseGuardrailRefs(obj, path, t); err != nil {
+		return err
+	}
 	if v, ok := obj["weight"]; ok {
 		p := joinPath(path, "weight")
 		if depth == 0 {
@@ -363,6 +395,74 @@ func parseTarget(obj map[string]any, path string, depth int, t *Target) error {
 		t.Weight = &w
 	}
 	return nil
+}
+
+// parseGuardrailRefs reads a node's guardrails: input_guardrails and output_guardrails as
+// arrays of ids or slugs, before_request_hooks and after_request_hooks as arrays of hooks
+// {"id", "type"?: "guardrail"} that name saved guardrails.
+func parseGuardrailRefs(obj map[string]any, path string, t *Target) error {
+	for _, f := range []struct {
+		name  string
+		dst   *[]string
+		hooks bool
+	}{{"input_guardrails", &t.InputGuardrails, false}, {"output_guardrails", &t.OutputGuardrails, false},
+		{"before_request_hooks", &t.BeforeRequestHooks, true}, {"after_request_hooks", &t.AfterRequestHooks, true}} {
+		v, ok := obj[f.name]
+		if !ok {
+			continue
+		}
+		p := joinPath(path, f.name)
+		arr, isArr := v.([]any)
+		if !isArr || len(arr) > MaxGuardrailRefs {
+			what := "guardrail ids or slugs"
+			if f.hooks {
+				what = `hooks {"id": <guardrail id or slug>}`
+			}
+			return configError(ConfigErrGuardrails, p, "%s must be an array of at most %d %s", p, MaxGuardrailRefs, what)
+		}
+		refs := make([]string, 0, len(arr))
+		for i, el := range arr {
+			ep := fmt.Sprintf("%s[%d]", p, i)
+			ref, err := guardrailRef(el, ep, f.hooks)
+			if err != nil {
+				return err
+			}
+			refs = append(refs, ref)
+		}
+		*f.dst = refs
+	}
+	return nil
+}
+
+// guardrailRef reads one element of a guardrail list: a string, or for hooks an object
+// {"id", "type"?: "guardrail"}.
+func guardrailRef(el any, p string, hook bool) (string, error) {
+	idPath := p
+	if hook {
+		m, isObj := el.(map[string]any)
+		if !isObj {
+			return "", configError(ConfigErrGuardrails, p, `%s must be a hook {"id": <guardrail id or slug>}, not %s`, p, describe(el))
+		}
+		for _, k := range sortedKeys(m) {
+			switch k {
+			case "id":
+			case "type":
+				if m[k] != "guardrail" {
+					return "", configError(ConfigErrGuardrails, p+".type", "%s.type must be guardrail", p)
+				}
+			case "checks", "deny", "async", "on_success", "on_fail":
+				return "", configError(ConfigErrGuardrails, p+"."+k, "%s.%s: inline hooks are not supported; save the guardrail (POST /guardrails) and name it by its id or slug", p, k)
+			default:
+				return "", configError(ConfigErrJSON, p+"."+k, "%s.%s is not a hook field", p, k)
+			}
+		}
+		el, idPath = m["id"], p+".id"
+	}
+	s, isStr := el.(string)
+	if !isStr || ValidateGuardrailRef(idPath, s) != nil {
+		return "", configError(ConfigErrGuardrails, idPath, "%s must be a guardrail id or slug (lower-case letters, digits, '-' and '_')", idPath)
+	}
+	return s, nil
 }
 
 func parseStrategy(obj map[string]any, path string, t *Target) error {
@@ -703,6 +803,37 @@ func (c *GatewayConfig) ValidateSaved() error {
 		}
 		return nil
 	})
+}
+
+// ConfigGuardrail is a guardrail a config names and the path of the field that names it
+// (targets[0].input_guardrails[1], before_request_hooks[0].id).
+type ConfigGuardrail struct {
+	Param string
+	Ref   string
+}
+
+// Guardrails lists the guardrails the config names, root first, for the check that they
+// exist and that the config's workspace may use them.
+func (c *GatewayConfig) Guardrails() []ConfigGuardrail {
+	var out []ConfigGuardrail
+	_ = c.walk("", func(path string, t *Target) error {
+		for _, f := range []struct {
+			name  string
+			refs  []string
+			hooks bool
+		}{{"input_guardrails", t.InputGuardrails, false}, {"output_guardrails", t.OutputGuardrails, false},
+			{"before_request_hooks", t.BeforeRequestHooks, true}, {"after_request_hooks", t.AfterRequestHooks, true}} {
+			for i, ref := range f.refs {
+				p := fmt.Sprintf("%s[%d]", joinPath(path, f.name), i)
+				if f.hooks {
+					p += ".id"
+				}
+				out = append(out, ConfigGuardrail{Param: p, Ref: ref})
+			}
+		}
+		return nil
+	})
+	return out
 }
 
 // ConfigHost is a custom host of a config and the path of its field.

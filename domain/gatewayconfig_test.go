@@ -31,7 +31,7 @@ func TestParseGatewayConfigErrors(t *testing.T) {
 		{"an array", `[]`, "AB01", ""},
 		{"null", `null`, "AB01", ""},
 		{"too large", `{"override_params":{"x":"` + strings.Repeat("a", MaxGatewayConfigBytes) + `"}}`, "AB01", ""},
-		{"unknown field", `{"provider":"@a","input_guardrails":["x"]}`, "AB01", "input_guardrails"},
+		{"unknown field", `{"provider":"@a","guardrails":["x"]}`, "AB01", "guardrails"},
 		{"unknown strategy field", `{"strategy":{"mode":"fallback","conditions":[]},"targets":[{"provider":"@a"}]}`, "AB01", "strategy.conditions"},
 		{"unknown retry field", `{"retry":{"attempts":1,"use_retry_after_header":true}}`, "AB01", "retry.use_retry_after_header"},
 		{"unknown cache field", `{"cache":{"mode":"simple","namespace":"x"}}`, "AB01", "cache.namespace"},

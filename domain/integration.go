@@ -10,10 +10,10 @@ import (
 const IntegrationPrefix = "integration"
 
 // gatewayModules are the aggregates of the gateway's admin resources: integrations, managed
-// providers (and virtual keys, the same aggregate), saved configs and each workspace's default
-// config.
+// providers (and virtual keys, the same aggregate), saved configs, each workspace's default
+// config, and guardrails.
 func gatewayModules() []module {
-	return []module{integrationModule(), providerModule(), savedConfigModule(), configDefaultModule()}
+	return []module{integrationModule(), providerModule(), savedConfigModule(), configDefaultModule(), guardrailModule()}
 }
 
 // Integration is an organisation's credential for one AI provider type, which workspaces are

@@ -165,14 +165,14 @@ func mustJSON(t *testing.T, v any) []byte {
 
 func TestGatewayStreamPrefixesAreKnown(t *testing.T) {
 	reg := NewRegistry()
-	for _, prefix := range []string{IntegrationPrefix, ProviderPrefix, SavedConfigPrefix, ConfigDefaultPrefix} {
+	for _, prefix := range []string{IntegrationPrefix, ProviderPrefix, SavedConfigPrefix, ConfigDefaultPrefix, GuardrailPrefix} {
 		agg, ok := reg.NewAggregate(prefix + "-0b7ae0c4-7d4f-4a40-a1cc-3c8f1fd0c8b1")
 		require.True(t, ok, prefix)
 		require.NotNil(t, agg)
 	}
 	for _, typ := range []string{"IntegrationCreated", "IntegrationUpdated", "IntegrationWorkspacesUpdated", "IntegrationArchived",
 		"ProviderCreated", "ProviderUpdated", "ProviderUsageReset", "ProviderArchived", "ConfigCreated", "ConfigUpdated",
-		"ConfigArchived", "ConfigDefaultSet"} {
+		"ConfigArchived", "ConfigDefaultSet", "GuardrailCreated", "GuardrailUpdated", "GuardrailArchived"} {
 		_, ok := reg.New(typ)
 		assert.True(t, ok, typ)
 	}

@@ -229,28 +229,110 @@ func DeriveSlug(name string) string {
 	return slug
 }
 
-// validateDefaults checks a workspace's defaults: only metadata, an object of strings.
+// Workspace defaults (the reference's defaults object): metadata added to every request, and
+// the guardrails every request of the workspace runs.
+const (
+	DefaultsMetadata         = "metadata"
+	DefaultsInputGuardrails  = "input_guardrails"
+	DefaultsOutputGuardrails = "output_guardrails"
+)
+
+// validateDefaults checks a workspace's defaults: metadata, an object of strings, and
+// input_guardrails and output_guardrails, arrays of at most MaxGuardrailRefs guardrail ids or
+// slugs. Whether the guardrails exist the command checks.
 func validateDefaults(d map[string]any) error {
 	for _, k := range slices.Sorted(maps.Keys(d)) {
-		if k != "metadata" {
-			return Invalid("defaults."+k, "defaults.%s is not a workspace default; defaults may hold only metadata", k)
-		}
-		switch md := d[k].(type) {
-		case nil, map[string]string:
-		case map[string]any:
-			for _, mk := range slices.Sorted(maps.Keys(md)) {
-				if _, ok := md[mk].(string); !ok {
-					return Invalid("defaults.metadata."+mk, "defaults.metadata.%s must be a string", mk)
-				}
-				if mk == "" || utf8.RuneCountInString(mk) > MaxNameLength {
-					return Invalid("defaults.metadata", "defaults.metadata keys must be 1 to %d characters", MaxNameLength)
-				}
+		switch k {
+		case DefaultsMetadata:
+			if err := validateDefaultMetadata(d[k]); err != nil {
+				return err
+			}
+		case DefaultsInputGuardrails, DefaultsOutputGuardrails:
+			if _, err := defaultGuardrails(d, k); err != nil {
+				return err
 			}
 		default:
-			return Invalid("defaults.metadata", "defaults.metadata must be an object of strings")
+			return Invalid("defaults."+k, "defaults.%s is not a workspace default; defaults may hold metadata, input_guardrails and output_guardrails", k)
 		}
 	}
 	return nil
+}
+
+func validateDefaultMetadata(v any) error {
+	switch md := v.(type) {
+	case nil, map[string]string:
+	case map[string]any:
+		for _, mk := range slices.Sorted(maps.Keys(md)) {
+			if _, ok := md[mk].(string); !ok {
+				return Invalid("defaults.metadata."+mk, "defaults.metadata.%s must be a string", mk)
+			}
+			if mk == "" || utf8.RuneCountInString(mk) > MaxNameLength {
+				return Invalid("defaults.metadata", "defaults.metadata keys must be 1 to %d characters", MaxNameLength)
+			}
+		}
+	default:
+		return Invalid("defaults.metadata", "defaults.metadata must be an object of strings")
+	}
+	return nil
+}
+
+// defaultGuardrails reads the guardrail list of defaults[key] (absent or null: none).
+func defaultGuardrails(d map[string]any, key string) ([]string, error) {
+	p := "defaults." + key
+	var refs []string
+	switch v := d[key].(type) {
+	case nil:
+		return nil, nil
+	case []string:
+		refs = v
+	case []any:
+		for i, el := range v {
+			s, ok := el.(string)
+			if !ok {
+				return nil, Invalid(fmt.Sprintf("%s[%d]", p, i), "%s[%d] must be a guardrail id or slug", p, i)
+			}
+			refs = append(refs, s)
+		}
+	default:
+		return nil, Invalid(p, "%s must be an array of guardrail ids or slugs", p)
+	}
+	if len(refs) > MaxGuardrailRefs {
+		return nil, Invalid(p, "%s must hold at most %d guardrails (got %d)", p, MaxGuardrailRefs, len(refs))
+	}
+	for i, ref := range refs {
+		if err := ValidateGuardrailRef(fmt.Sprintf("%s[%d]", p, i), ref); err != nil {
+			return nil, err
+		}
+	}
+	return refs, nil
+}
+
+// WorkspaceGuardrails are the guardrails a workspace attaches to every request of it, by id
+// or slug, in order: Input on the request (before-request hook), Output on the answer.
+type WorkspaceGuardrails struct {
+	Input  []string
+	Output []string
+}
+
+// Guardrails are the guardrails the workspace's defaults attach. Defaults were validated when
+// they were set; anything unreadable counts as none.
+func (w *Workspace) Guardrails() WorkspaceGuardrails {
+	in, _ := defaultGuardrails(w.Defaults, DefaultsInputGuardrails)
+	out, _ := defaultGuardrails(w.Defaults, DefaultsOutputGuardrails)
+	return WorkspaceGuardrails{Input: in, Output: out}
+}
+
+// DefaultGuardrailRefs lists the guardrails that defaults attach, each with the path of its
+// field (defaults.input_guardrails[1]), for the check that they exist.
+func DefaultGuardrailRefs(d map[string]any) []ConfigGuardrail {
+	var out []ConfigGuardrail
+	for _, k := range []string{DefaultsInputGuardrails, DefaultsOutputGuardrails} {
+		refs, _ := defaultGuardrails(d, k)
+		for i, ref := range refs {
+			out = append(out, ConfigGuardrail{Param: fmt.Sprintf("defaults.%s[%d]", k, i), Ref: ref})
+		}
+	}
+	return out
 }
 
 // validateRateLimits checks each rate limit; one limit per type and unit.

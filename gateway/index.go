@@ -17,6 +17,9 @@ import (
 //   - ManagedProviders(org, slug): the live managed providers holding a slug, with their
 //     integrations.
 //   - SavedConfig(org, ref): a saved config by id or slug.
+//   - Guardrail(org, ref): a guardrail by id or slug; Route also resolves the guardrails the
+//     key's workspace attaches to every request (its defaults' input_guardrails and
+//     output_guardrails).
 type Index struct {
 	mu sync.RWMutex
 
@@ -36,6 +39,9 @@ type Index struct {
 	integrations map[string]Versioned[domain.Integration] // integration id → integration
 	configs      map[string]Versioned[domain.SavedConfig] // config id → config
 	configSlugs  map[string]string                        // org + "\x00" + slug → config id
+
+	guardrails     map[string]Versioned[domain.Guardrail] // guardrail id → guardrail
+	guardrailSlugs map[string]string                      // org + "\x00" + slug → guardrail id
 }
 
 // Versioned is a snapshot of an aggregate with its version, the number of events its stream
@@ -56,6 +62,7 @@ type keyEntry struct {
 type wsEntry struct {
 	ws            domain.Workspace
 	version       uint64
+	guardrails    domain.WorkspaceGuardrails // what its defaults attach, read once
 	ratePolicies  []Versioned[domain.RateLimitPolicy]
 	usagePolicies []Versioned[domain.UsageLimitPolicy]
 }
@@ -67,7 +74,7 @@ func NewIndex() *Index {
 		ratePolicies: map[string]Versioned[domain.RateLimitPolicy]{}, usagePolicies: map[string]Versioned[domain.UsageLimitPolicy]{},
 		providers: map[string]Versioned[domain.Provider]{}, bySlug: map[string][]string{},
 		integrations: map[string]Versioned[domain.Integration]{}, configs: map[string]Versioned[domain.SavedConfig]{},
-		configSlugs: map[string]string{}}
+		configSlugs: map[string]string{}, guardrails: map[string]Versioned[domain.Guardrail]{}, guardrailSlugs: map[string]string{}}
 }
 
 // Route is what one lookup by key hash gives: the key, the actor it acts as (or why it cannot
@@ -84,6 +91,20 @@ type Route struct {
 	WorkspaceVersion uint64
 	RatePolicies     []Versioned[domain.RateLimitPolicy]
 	UsagePolicies    []Versioned[domain.UsageLimitPolicy]
+	// InputGuardrails and OutputGuardrails are the guardrails the workspace attaches to each
+	// of its requests (its defaults' input_guardrails and output_guardrails), in order: on the
+	// request, and on the answer.
+	InputGuardrails  []AttachedGuardrail
+	OutputGuardrails []AttachedGuardrail
+}
+
+// AttachedGuardrail is a guardrail that a workspace (or a config) attaches, as it names it,
+// and what that resolves to now: nil when no live guardrail that the workspace may use holds
+// the name (it was deleted, or belongs to another workspace). Whether to refuse the request
+// then is the gateway's decision.
+type AttachedGuardrail struct {
+	Ref       string
+	Guardrail *Versioned[domain.Guardrail]
 }
 
 // Route looks a presented key's hash up.
@@ -99,8 +120,44 @@ func (x *Index) Route(hash string) (Route, bool) {
 	if w := x.workspaces[k.key.WorkspaceID]; w != nil && k.key.WorkspaceID != "" {
 		r.Workspace, r.WorkspaceVersion = &w.ws, w.version
 		r.RatePolicies, r.UsagePolicies = w.ratePolicies, w.usagePolicies
+		r.InputGuardrails = x.attached(w.ws.OrganisationID, w.ws.ID, w.guardrails.Input)
+		r.OutputGuardrails = x.attached(w.ws.OrganisationID, w.ws.ID, w.guardrails.Output)
 	}
 	return r, true
+}
+
+// attached resolves the guardrails a workspace names; nil when it names none. The caller
+// holds the read lock.
+func (x *Index) attached(orgID, workspaceID string, refs []string) []AttachedGuardrail {
+	if len(refs) == 0 {
+		return nil
+	}
+	out := make([]AttachedGuardrail, len(refs))
+	for i, ref := range refs {
+		out[i].Ref = ref
+		if g, ok := x.guardrail(orgID, ref); ok && g.Value.Exists() && g.Value.UsableBy(workspaceID) {
+			out[i].Guardrail = &g
+		}
+	}
+	return out
+}
+
+// Guardrail returns a guardrail of the organisation by its id (deleted or not: see Exists) or
+// by the slug a live guardrail holds. Whether a workspace may use it is UsableBy.
+func (x *Index) Guardrail(orgID, ref string) (Versioned[domain.Guardrail], bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.guardrail(orgID, ref)
+}
+
+func (x *Index) guardrail(orgID, ref string) (Versioned[domain.Guardrail], bool) {
+	if g, ok := x.guardrails[ref]; ok && g.Value.OrganisationID == orgID {
+		return g, true
+	}
+	if id, ok := x.guardrailSlugs[orgID+"\x00"+ref]; ok {
+		return x.guardrails[id], true
+	}
+	return Versioned[domain.Guardrail]{}, false
 }
 
 // ManagedProvider is a managed provider with the integration whose credential it may use.
@@ -178,6 +235,15 @@ func (x *Index) Put(agg domain.Aggregate, version uint64) {
 		} else if x.configSlugs[slug] == c.ID {
 			delete(x.configSlugs, slug)
 		}
+	case *domain.Guardrail:
+		g := *a
+		x.guardrails[g.ID] = Versioned[domain.Guardrail]{g, version}
+		slug := g.OrganisationID + "\x00" + g.Slug
+		if g.Exists() {
+			x.guardrailSlugs[slug] = g.ID
+		} else if x.guardrailSlugs[slug] == g.ID {
+			delete(x.guardrailSlugs, slug)
+		}
 	}
 }
 
@@ -233,7 +299,7 @@ func (x *Index) rebuildKey(id string) {
 }
 
 func (x *Index) putWorkspace(w domain.Workspace, version uint64) {
-	e := &wsEntry{ws: w, version: version}
+	e := &wsEntry{ws: w, version: version, guardrails: w.Guardrails()}
 	if old := x.workspaces[w.ID]; old != nil {
 		e.ratePolicies, e.usagePolicies = old.ratePolicies, old.usagePolicies
 	}
@@ -250,7 +316,7 @@ func (x *Index) rebuildPolicies(workspaceID string) {
 	if old == nil {
 		old = &wsEntry{ws: domain.Workspace{ID: workspaceID}}
 	}
-	e := &wsEntry{ws: old.ws, version: old.version}
+	e := &wsEntry{ws: old.ws, version: old.version, guardrails: old.guardrails}
 	for _, p := range x.ratePolicies {
 		if p.Value.WorkspaceID == workspaceID && p.Value.Status == domain.StatusActive {
 			e.ratePolicies = append(e.ratePolicies, p)

@@ -76,6 +76,8 @@ type Features struct {
 	UsageLimits bool
 	AuditLogs   bool
 	DataExports bool
+	// Guardrails serves /guardrails (GUARDRAILS_ENABLED).
+	Guardrails bool
 }
 
 // PositionHeader carries the global position of a write's last event; reads accept it as

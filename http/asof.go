@@ -395,6 +395,8 @@ var pastReadRoutes = func() map[string]bool {
 		"/notifications",
 		"/configs",
 		"/configs/{slug}/versions",
+		"/guardrails",
+		"/guardrails/{guardrailId}/versions",
 		"/integrations",
 		"/integrations/{slug}/workspaces",
 		"/providers",

@@ -478,7 +478,7 @@ func TestAuditHistoryOfEveryResourceType(t *testing.T) {
 	ids := map[string]string{
 		"organisation": l.OrgID, "workspace": l.WS, "user": l.Member, "invite": l.Invite, "api_key": l.KeyID,
 		"rate_limit_policy": l.RateLimit, "usage_limit_policy": l.UsageLimit, "notification": l.Note,
-		"integration": l.Integration, "provider": l.Provider, "config": l.Config, "log_export": l.Export,
+		"integration": l.Integration, "provider": l.Provider, "config": l.Config, "log_export": l.Export, "guardrail": l.Guardrail,
 		"model_pricing": domain.ModelPricingOverrideID(l.OrgID, "", "openai", "gpt-4o"),
 	}
 	history := func(typ, id, query string) response {
@@ -527,7 +527,7 @@ func TestAuditHistoryOfEveryResourceType(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, gone.Status)
 	assert.Contains(t, gone.ErrorMessage(), "did not exist at")
 
-	bad := history("guardrails", l.WS, "")
+	bad := history("prompts", l.WS, "")
 	assert.Equal(t, http.StatusBadRequest, bad.Status)
 	assert.Equal(t, "type", bad.ErrorParam())
 	assert.Contains(t, bad.ErrorMessage(), "integration")

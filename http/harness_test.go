@@ -21,6 +21,7 @@ import (
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/eventstore/sqlite"
 	"github.com/causeway/causeway/gateway"
+	"github.com/causeway/causeway/guardrails"
 	"github.com/causeway/causeway/projections"
 	"github.com/causeway/causeway/projections/memory"
 )
@@ -76,12 +77,12 @@ func newTestAPI(t testing.TB) *testAPI {
 	defer wcancel()
 	require.NoError(t, api.Read.WaitFor(wctx, bootEvents[len(bootEvents)-1].Position))
 	secret := bytes.Repeat([]byte("s"), 32)
-	app, err := commands.NewApp(commands.AppDeps{Deps: api.Deps, Secret: secret, Memberships: api.Read})
+	app, err := commands.NewApp(commands.AppDeps{Deps: api.Deps, Secret: secret, Memberships: api.Read, Checks: testChecks})
 	require.NoError(t, err)
 	admin := &Admin{
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Read: api.Read, Commands: app, Deps: api.Deps,
 		Secret: secret, Now: api.Now, WriteWait: 5 * time.Second,
-		Features:     Features{APIAccess: true, Policy: true, UsageLimits: true, AuditLogs: true},
+		Features:     Features{APIAccess: true, Policy: true, UsageLimits: true, AuditLogs: true, Guardrails: true},
 		Organisation: api.OrgID, Idempotency: api.Read,
 		RecordDenial: func(ctx context.Context, d domain.AccessDenied, md eventstore.Metadata) {
 			data, _ := json.Marshal(d)
@@ -99,6 +100,32 @@ func newTestAPI(t testing.TB) *testAPI {
 	})
 	return api
 }
+
+// testChecks stands in for the guardrail engine, adapted as cmd adapts it: it knows
+// default.regexMatch (a rule, a string), default.contains (words, an array) and
+// default.requiredMetadataKeyPairs (metadataPairs, an object; operator all, any or none).
+var testChecks = commands.CheckValidatorFunc(func(id string, params map[string]any) error {
+	switch id {
+	case "default.regexMatch":
+		if _, ok := params["rule"].(string); !ok {
+			return &guardrails.ParamError{Param: "rule", Message: "rule is required: a regular expression"}
+		}
+	case "default.contains":
+		if _, ok := params["words"].([]any); !ok {
+			return &guardrails.ParamError{Param: "words", Message: "words is required: an array of strings"}
+		}
+	case "default.requiredMetadataKeyPairs":
+		if _, ok := params["metadataPairs"].(map[string]any); !ok {
+			return &guardrails.ParamError{Param: "metadataPairs", Message: "metadataPairs is required: an object"}
+		}
+		if op, given := params["operator"]; given && op != "all" && op != "any" && op != "none" {
+			return &guardrails.ParamError{Param: "operator", Message: "operator must be all, any or none"}
+		}
+	default:
+		return domain.ErrUnknownCheck
+	}
+	return nil
+})
 
 // Now is the test clock.
 func (a *testAPI) Now() time.Time {

@@ -29,12 +29,14 @@ type GatewayResourceReader interface {
 	SavedConfig(ctx context.Context, orgID, ref string) (domain.SavedConfig, bool, error)
 	SavedConfigs(ctx context.Context, f projections.SavedConfigFilter) ([]domain.SavedConfig, error)
 	DefaultConfigID(ctx context.Context, workspaceID string) (string, error)
+	Guardrail(ctx context.Context, orgID, ref string) (domain.Guardrail, bool, error)
+	Guardrails(ctx context.Context, f projections.GuardrailFilter) ([]domain.Guardrail, error)
 }
 
 var _ GatewayResourceReader = projections.Reader(nil)
 
-// registerGatewayResources adds the routes of integrations, providers, virtual keys and
-// configs.
+// registerGatewayResources adds the routes of integrations, providers, virtual keys, configs
+// and guardrails.
 func (a *Admin) registerGatewayResources(r *mux.Router) {
 	read, ok := a.Read.(GatewayResourceReader)
 	if !ok {
@@ -44,6 +46,7 @@ func (a *Admin) registerGatewayResources(r *mux.Router) {
 	a.registerProviders(r, read)
 	a.registerVirtualKeys(r, read)
 	a.registerConfigs(r, read)
+	a.registerGuardrails(r, read)
 }
 
 // integrationCreateBody is the reference's CreateIntegrationRequest, with tags.

@@ -39,7 +39,7 @@ func newGatewayAPI(t *testing.T) *gatewayAPI {
 	g := &gatewayAPI{testAPI: api, logs: &syncbuf.Buffer{}}
 	log := slog.New(slog.NewTextHandler(g.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	admin := &Admin{Log: log, Read: api.Read, Commands: api.AdminAPI.Commands, Deps: api.Deps, Secret: bytes.Repeat([]byte("s"), 32), Now: api.Now,
-		WriteWait: 5 * time.Second, Features: Features{APIAccess: true, Policy: true, UsageLimits: true, AuditLogs: true},
+		WriteWait: 5 * time.Second, Features: Features{APIAccess: true, Policy: true, UsageLimits: true, AuditLogs: true, Guardrails: true},
 		RecordDenial: func(ctx context.Context, d domain.AccessDenied, md eventstore.Metadata) {
 			data, _ := json.Marshal(d)
 			_, _ = api.Store.Append(ctx, domain.AuditStream, eventstore.Any, eventstore.EventData{

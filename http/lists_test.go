@@ -20,7 +20,7 @@ import (
 type listsAPI struct {
 	*exportAPI
 	WS, Member, Invite, KeyID, RateLimit, UsageLimit, Note, Export string
-	Config, Integration, Provider                                  string
+	Config, Integration, Provider, Guardrail                       string
 }
 
 func newListsAPI(t *testing.T) *listsAPI {
@@ -52,6 +52,10 @@ func newListsAPI(t *testing.T) *listsAPI {
 	ok(e.Admin(http.MethodPost, "/configs", map[string]any{"name": "Main", "slug": "main", "workspace_id": l.WS,
 		"config": map[string]any{"provider": "openai"}}))
 	l.Config = "main"
+	ok(e.Admin(http.MethodPost, "/guardrails", map[string]any{"name": "Words", "slug": "words", "workspace_id": l.WS,
+		"checks":  []any{map[string]any{"id": "default.contains", "parameters": map[string]any{"words": []string{"secret"}}}},
+		"actions": map[string]any{"deny": true}}))
+	l.Guardrail = "words"
 	ok(e.Admin(http.MethodPost, "/integrations", map[string]any{"name": "OpenAI prod", "slug": "openai-prod", "ai_provider_id": "openai",
 		"key": "sk-test-0123456789abcdef"}))
 	l.Integration = "openai-prod"
@@ -111,6 +115,12 @@ func (l *listsAPI) listCases() []listCase {
 		}},
 		{"/configs/" + l.Config + "/versions", func(t *testing.T, l *listsAPI) {
 			ok(t, l.Admin(http.MethodPut, "/configs/"+l.Config, map[string]any{"config": map[string]any{"provider": "anthropic"}}))
+		}},
+		{"/guardrails", func(t *testing.T, l *listsAPI) {
+			ok(t, l.Admin(http.MethodPut, "/guardrails/"+l.Guardrail, map[string]any{"name": "Secret words"}))
+		}},
+		{"/guardrails/" + l.Guardrail + "/versions", func(t *testing.T, l *listsAPI) {
+			ok(t, l.Admin(http.MethodPut, "/guardrails/"+l.Guardrail, map[string]any{"actions": map[string]any{"async": true}}))
 		}},
 		{"/integrations", func(t *testing.T, l *listsAPI) {
 			ok(t, l.Admin(http.MethodPut, "/integrations/"+l.Integration, map[string]any{"name": "OpenAI"}))

@@ -41,6 +41,7 @@ var auditResources = []auditResource{
 		aliases: []string{"providers", "virtual_key", "virtual_keys", "virtual-keys", "virtualkey"}},
 	{name: "config", prefix: domain.SavedConfigPrefix, history: true, aliases: []string{"configs"}},
 	{name: "config_default", prefix: domain.ConfigDefaultPrefix},
+	{name: "guardrail", prefix: domain.GuardrailPrefix, history: true, aliases: []string{"guardrails"}},
 	{name: "model_pricing", prefix: domain.ModelPricingPrefix, history: true,
 		aliases: []string{"model_pricing_override", "model_pricing_overrides", "model-pricing"}},
 	{name: "log_export", prefix: domain.LogExportPrefix, history: true, aliases: []string{"log_exports", "log-exports"}},

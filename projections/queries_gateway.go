@@ -7,8 +7,8 @@ import (
 	"github.com/causeway/causeway/domain"
 )
 
-// The gateway's admin resources: integrations, managed providers (virtual keys included) and
-// saved configs. The admin API lists and reads them here; the gateway resolves @slug,
+// The gateway's admin resources: integrations, managed providers (virtual keys included),
+// saved configs and guardrails. The admin API lists and reads them here; the gateway resolves @slug,
 // x-gateway-virtual-key and saved config ids from its own index (gateway.Index), which the
 // in-memory model feeds. Secrets stay sealed in what these return (domain.SealedCredential).
 
@@ -151,6 +151,49 @@ func (q Queries) SavedConfig(ctx context.Context, orgID, ref string) (domain.Sav
 	return first(all(ctx, q.Docs, domain.SavedConfigPrefix, func(c *domain.SavedConfig) bool {
 		return c.OrganisationID == orgID && c.Slug == ref && c.Exists()
 	}, newestFirst(func(c *domain.SavedConfig) (time.Time, string) { return c.CreatedAt, c.ID })))
+}
+
+// GuardrailFilter selects guardrails in a list.
+type GuardrailFilter struct {
+	OrganisationID string
+	Statuses       map[string]bool
+	// Scope is "organisation" (the organisation's own guardrails only), "workspace"
+	// (workspaces' guardrails only) or "" for both.
+	Scope string
+	// WorkspaceIDs keeps the workspace guardrails of these workspaces; nil: of every
+	// workspace. Organisation guardrails are kept whatever it holds.
+	WorkspaceIDs map[string]bool
+}
+
+func (f GuardrailFilter) keep(g *domain.Guardrail) bool {
+	if g.OrganisationID != f.OrganisationID || !f.Statuses[g.Status] {
+		return false
+	}
+	switch {
+	case g.WorkspaceID == "":
+		return f.Scope != "workspace"
+	case f.Scope == "organisation":
+		return false
+	}
+	return f.WorkspaceIDs == nil || f.WorkspaceIDs[g.WorkspaceID]
+}
+
+// Guardrails lists the guardrails that f selects, newest first.
+func (q Queries) Guardrails(ctx context.Context, f GuardrailFilter) ([]domain.Guardrail, error) {
+	return all(ctx, q.Docs, domain.GuardrailPrefix, f.keep,
+		newestFirst(func(g *domain.Guardrail) (time.Time, string) { return g.CreatedAt, g.ID }))
+}
+
+// Guardrail returns a guardrail of the organisation by its id (deleted or not) or by the slug
+// it holds now; its Latest version is the one in force.
+func (q Queries) Guardrail(ctx context.Context, orgID, ref string) (domain.Guardrail, bool, error) {
+	g, ok, err := get[domain.Guardrail](ctx, q.Docs, domain.GuardrailPrefix, ref)
+	if err != nil || (ok && g.OrganisationID == orgID) {
+		return g, err == nil, err
+	}
+	return first(all(ctx, q.Docs, domain.GuardrailPrefix, func(g *domain.Guardrail) bool {
+		return g.OrganisationID == orgID && g.Slug == ref && g.Exists()
+	}, newestFirst(func(g *domain.Guardrail) (time.Time, string) { return g.CreatedAt, g.ID })))
 }
 
 // DefaultConfigID returns the id of the workspace's default config, or "".

@@ -50,6 +50,8 @@ type Reader interface {
 	SavedConfig(ctx context.Context, orgID, ref string) (domain.SavedConfig, bool, error)
 	SavedConfigs(ctx context.Context, f SavedConfigFilter) ([]domain.SavedConfig, error)
 	DefaultConfigID(ctx context.Context, workspaceID string) (string, error)
+	Guardrail(ctx context.Context, orgID, ref string) (domain.Guardrail, bool, error)
+	Guardrails(ctx context.Context, f GuardrailFilter) ([]domain.Guardrail, error)
 	ModelPricingOverride(ctx context.Context, orgID, workspaceID, provider, model string) (domain.ModelPricingOverride, bool, error)
 	ModelPricingOverrides(ctx context.Context, orgID string) ([]domain.ModelPricingOverride, error)
 

@@ -80,8 +80,8 @@ func (q *Queries) MemberWorkspacesAsOf(ctx context.Context, u domain.User, at ti
 }
 
 // HistoryID is the stream id of the resource a history path names: its id, or the slug by
-// which the API names workspaces, integrations, configs and (when one workspace has it)
-// managed providers. Slugs never change, so today's slug names the same resource in the past.
+// which the API names workspaces, integrations, configs, guardrails and (when one workspace
+// has it) managed providers. Slugs never change, so today's slug names the same resource in the past.
 func (q *Queries) HistoryID(ctx context.Context, orgID, prefix, ref string, isID func(string) bool) (string, error) {
 	if isID(ref) {
 		return ref, nil
@@ -103,6 +103,12 @@ func (q *Queries) HistoryID(ctx context.Context, orgID, prefix, ref string, isID
 		c, ok, err := q.Read.SavedConfig(ctx, orgID, ref)
 		if ok {
 			return c.ID, err
+		}
+		return ref, err
+	case domain.GuardrailPrefix:
+		g, ok, err := q.Read.Guardrail(ctx, orgID, ref)
+		if ok {
+			return g.ID, err
 		}
 		return ref, err
 	case domain.ProviderPrefix:
@@ -139,6 +145,8 @@ func OrganisationOf(agg domain.Aggregate) string {
 	case *domain.Provider:
 		return v.OrganisationID
 	case *domain.SavedConfig:
+		return v.OrganisationID
+	case *domain.Guardrail:
 		return v.OrganisationID
 	case *domain.ModelPricingOverride:
 		return v.OrganisationID

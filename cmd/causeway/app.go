@@ -273,7 +273,7 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 	return &httpapi.Admin{
 		Log: m.Logger, Read: adminRead, Commands: app, Deps: deps, Secret: secret, Now: deps.Now,
 		Features: httpapi.Features{APIAccess: f.APIAccess, Policy: f.Policy, UsageLimits: f.UsageLimits,
-			AuditLogs: f.AuditLogs, DataExports: f.DataExports},
+			AuditLogs: f.AuditLogs, DataExports: f.DataExports, Guardrails: f.Guardrails},
 		RecordDenial: m.recordDenial, PublicURL: m.Config.PublicURL,
 		// One organisation per deployment: refusals of unknown keys are its admins' to see.
 		Organisation: m.Bootstrap.OrganisationID,

@@ -146,6 +146,7 @@ func dump(t *testing.T, m projections.Reader) string {
 		val(m.RateLimitPolicies(ctx, projections.PolicyFilter{OrganisationID: org, Statuses: all})),
 		val(m.UsageLimitPolicies(ctx, projections.PolicyFilter{OrganisationID: org, Statuses: all}, "")),
 		val(m.Users(ctx, projections.UserFilter{OrganisationID: org})),
+		val(m.Guardrails(ctx, projections.GuardrailFilter{OrganisationID: org, Statuses: all})),
 		len(projectionstest.AuditLog(t, m, projections.AuditFilter{OrganisationID: org})),
 	}, "", " ")
 	require.NoError(t, err)

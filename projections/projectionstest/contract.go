@@ -38,7 +38,8 @@ type Step struct {
 }
 
 // History is a scripted control-plane history of n workspaces, with keys, users, policies,
-// invites and notifications, updates, rotations, archivals and deletions among them.
+// invites, notifications and guardrails (every third workspace has one, and the organisation
+// one), updates, rotations, archivals and deletions among them.
 func History(n int, t0 time.Time) []Step {
 	at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
 	weekly := "weekly"
@@ -47,6 +48,13 @@ func History(n int, t0 time.Time) []Step {
 		steps = append(steps, Step{Stream: stream, Events: evs, Actor: "admin"})
 	}
 	add(domain.Stream(domain.OrganisationPrefix, Org), domain.OrganisationCreated{OrganisationID: Org, Name: "Org", OwnerUserID: "u-0", At: at(0)})
+	guardrail := func(id, ws string, i int) domain.GuardrailCreated {
+		return domain.GuardrailCreated{GuardrailID: id, OrganisationID: Org, WorkspaceID: ws, Slug: "slug-" + id, Name: "Guardrail " + id,
+			VersionID: id + "-v1", Checks: []domain.GuardrailCheck{{ID: "default.regexMatch", IsEnabled: true,
+				Parameters: map[string]any{"rule": fmt.Sprintf("x{%d}", i), "not": i%2 == 0, "limits": []any{1.5, float64(i)}}}},
+			Actions: domain.DefaultGuardrailActions(), By: "admin", At: at(i)}
+	}
+	add(domain.Stream(domain.GuardrailPrefix, "gr-org"), guardrail("gr-org", "", 0))
 	for i := 0; i < n; i++ {
 		ws := fmt.Sprintf("ws-%02d", i)
 		user := fmt.Sprintf("u-%02d", i)
@@ -77,6 +85,24 @@ func History(n int, t0 time.Time) []Step {
 		add(domain.Stream(domain.NotificationPrefix, fmt.Sprintf("n-%02d", i)), domain.NotificationRecorded{NotificationID: fmt.Sprintf("n-%02d", i),
 			OrganisationID: Org, WorkspaceID: ws, Kind: []string{domain.NotifyInvite, domain.NotifyKeyRotated}[i%2],
 			Recipients: []string{"a@example.com"}, Subject: "s", At: at(i)})
+		if i%3 == 0 {
+			add(domain.Stream(domain.GuardrailPrefix, fmt.Sprintf("gr-%02d", i)), guardrail(fmt.Sprintf("gr-%02d", i), ws, i))
+		}
+	}
+	// Guardrails change: a new version, a rename, a deletion.
+	deny := domain.DefaultGuardrailActions()
+	deny.Deny = true
+	renamed := "Renamed"
+	add(domain.Stream(domain.GuardrailPrefix, "gr-org"), domain.GuardrailUpdated{GuardrailID: "gr-org", Name: &renamed, At: at(90)})
+	for i := 0; i < n; i += 3 {
+		id := fmt.Sprintf("gr-%02d", i)
+		switch i % 6 {
+		case 0:
+			add(domain.Stream(domain.GuardrailPrefix, id), domain.GuardrailUpdated{GuardrailID: id, VersionID: id + "-v2",
+				Checks: []domain.GuardrailCheck{{ID: "default.contains", Parameters: map[string]any{"words": []any{"a"}}}}, Actions: &deny, By: "admin", At: at(90 + i)})
+		case 3:
+			add(domain.Stream(domain.GuardrailPrefix, id), domain.GuardrailArchived{GuardrailID: id, By: "admin", At: at(90 + i)})
+		}
 	}
 	// Changes after creation: updates, rotations, archivals, deletions, removals.
 	for i := 0; i < n; i++ {
@@ -274,6 +300,20 @@ func Run(t *testing.T, open OpenFunc) {
 			same("security", must[domain.SecuritySettings](t)(want.EffectiveSecurity(ctx, Org, fmt.Sprintf("ws-%02d", i))),
 				must[domain.SecuritySettings](t)(got.EffectiveSecurity(ctx, Org, fmt.Sprintf("ws-%02d", i))))
 		}
+		for i := -1; i < n; i += 3 {
+			id := "gr-org"
+			if i >= 0 {
+				id = fmt.Sprintf("gr-%02d", i)
+			}
+			for _, ref := range []string{id, "slug-" + id} {
+				w, wok := found[domain.Guardrail](t)(want.Guardrail(ctx, Org, ref))
+				g, gok := found[domain.Guardrail](t)(got.Guardrail(ctx, Org, ref))
+				assert.Equal(t, wok, gok, ref)
+				same("guardrail "+ref, w, g)
+			}
+		}
+		_, otherOrgGuardrail := found[domain.Guardrail](t)(got.Guardrail(ctx, "org-2", "gr-org"))
+		assert.False(t, otherOrgGuardrail, "another organisation's guardrail is not found")
 		o, _ := found[domain.Organisation](t)(want.Organisation(ctx, Org))
 		gorg, _ := found[domain.Organisation](t)(got.Organisation(ctx, Org))
 		same("organisation", o, gorg)
@@ -310,6 +350,16 @@ func Run(t *testing.T, open OpenFunc) {
 			"by email": {OrganisationID: Org, Email: "USER04@example.com"},
 		} {
 			sameList("users "+name, must[[]domain.User](t)(want.Users(ctx, f)), must[[]domain.User](t)(got.Users(ctx, f)))
+		}
+		for name, f := range map[string]projections.GuardrailFilter{
+			"active": {OrganisationID: Org, Statuses: active}, "archived": {OrganisationID: Org, Statuses: archived},
+			"organisation's": {OrganisationID: Org, Statuses: both, Scope: "organisation"},
+			"workspaces'":    {OrganisationID: Org, Statuses: both, Scope: "workspace"},
+			"seen by two":    {OrganisationID: Org, Statuses: both, WorkspaceIDs: map[string]bool{"ws-00": true, "ws-03": true}},
+			"one ws":         {OrganisationID: Org, Statuses: active, Scope: "workspace", WorkspaceIDs: map[string]bool{"ws-06": true}},
+			"other org":      {OrganisationID: "org-2", Statuses: both},
+		} {
+			sameList("guardrails "+name, must[[]domain.Guardrail](t)(want.Guardrails(ctx, f)), must[[]domain.Guardrail](t)(got.Guardrails(ctx, f)))
 		}
 		now := t0.Add(time.Hour)
 		sameList("invites", must[[]domain.Invite](t)(want.Invites(ctx, projections.InviteFilter{OrganisationID: Org, Now: now})),
@@ -398,6 +448,18 @@ func Run(t *testing.T, open OpenFunc) {
 		assert.False(t, ok, "a deleted key is gone")
 		p, _ := found[domain.RateLimitPolicy](t)(got.RateLimitPolicy(ctx, Org, "rl-00"))
 		assert.Equal(t, 999.0, p.Value)
+		g, ok := found[domain.Guardrail](t)(got.Guardrail(ctx, Org, "slug-gr-00"))
+		require.True(t, ok)
+		require.Len(t, g.Versions, 2)
+		assert.Equal(t, "gr-00-v2", g.Latest().ID)
+		assert.True(t, g.Latest().Actions.Deny, "the new version's actions")
+		assert.Equal(t, "x{0}", g.Versions[0].Checks[0].Parameters["rule"])
+		_, ok = found[domain.Guardrail](t)(got.Guardrail(ctx, Org, "slug-gr-03"))
+		assert.False(t, ok, "a deleted guardrail gave its slug up")
+		g, ok = found[domain.Guardrail](t)(got.Guardrail(ctx, Org, "gr-03"))
+		require.True(t, ok, "and is still found by its id")
+		assert.Equal(t, domain.StatusArchived, g.Status)
+		assert.Len(t, must[[]domain.Guardrail](t)(got.Guardrails(ctx, projections.GuardrailFilter{OrganisationID: Org, Statuses: active})), 1+(n+2)/3-n/6)
 		assert.Equal(t, Head(t, store), must[eventstore.Position](t)(got.Checkpoint(ctx)))
 		assert.Len(t, AuditLog(t, got, projections.AuditFilter{OrganisationID: Org}), countEvents(History(n, t0)))
 	})
