@@ -1,6 +1,9 @@
 package analytics
 
-import "strconv"
+import (
+	"encoding/json"
+	"strconv"
+)
 
 // Decider names one thing that decided a request: a rate-limit policy, a budget (a key's,
 // a workspace's, a managed provider's, an integration's, a usage-limit policy's entity) or a
@@ -48,4 +51,7 @@ type Provenance struct {
 	RefusedBy *Decider `json:"refused_by,omitempty"`
 	Charged   []Charge `json:"charged,omitempty"`
 	Config    *Decider `json:"config,omitempty"`
+	// HookResults are the guardrails' verdicts on the request and its answer, in the
+	// reference's hook_results shape.
+	HookResults json.RawMessage `json:"hook_results,omitempty"`
 }

@@ -35,6 +35,9 @@ const (
 	// CodeGatewayTimeout: a write was saved, but not every instance applied it within the wait
 	// the request asked for: 504.
 	CodeGatewayTimeout Code = "gateway_timeout"
+	// CodeGuardrailDenied: a guardrail with actions.deny failed on the request or its answer:
+	// 446, the reference gateway's status for it.
+	CodeGuardrailDenied Code = "guardrail_denied"
 )
 
 // Error is the one error type of the application. Message is safe to show to the client;

@@ -396,23 +396,28 @@ func firstLeaf(p *Plan) *providers.Target {
 
 // answerCached answers a hit as the request asked: the stored body, or, for a streamed
 // request, a stream replayed from it ending in [DONE].
-func (s *Service) answerCached(x *exchange, out Reply, e *cache.Entry) (int, error) {
+func (s *Service) answerCached(ctx context.Context, x *exchange, out Reply, e *cache.Entry, call providers.Call) (int, error) {
 	var meta cacheMeta
 	_ = json.Unmarshal(e.Meta, &meta)
+	// The answer's guardrails judge a cached answer as they judge a provider's.
+	body, err := s.afterHook(ctx, x, call, meta.Provider, e.Body)
+	if err != nil {
+		return 0, err
+	}
 	x.cachedLatencyMS = meta.LatencyMS
 	x.rec.CacheSavedCost = meta.Cost
 	x.rec.AIService = meta.Provider
-	if len(e.Body) <= maxLoggedBody {
-		x.rec.ResponseBody, x.rec.ResponseBodyEncoding = loggedBody(e.Body)
+	if len(body) <= maxLoggedBody {
+		x.rec.ResponseBody, x.rec.ResponseBodyEncoding = loggedBody(body)
 	}
 	x.cache.acc = nil // nothing to store
 	if !x.cache.stream {
 		out.Header().Set("Content-Type", "application/json")
 		out.WriteHeader(http.StatusOK)
-		_, _ = out.Write(e.Body)
+		_, _ = out.Write(withHookResults(body, x.hookResults()))
 		return http.StatusOK, nil
 	}
-	chunks, err := openai.ReplayStream(e.Body, x.cache.usage)
+	chunks, err := openai.ReplayStream(body, x.cache.usage)
 	if err != nil {
 		return 0, domain.Errorf(domain.CodeInternal, "a cached answer could not be replayed as a stream: %v", err)
 	}

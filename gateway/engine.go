@@ -335,7 +335,8 @@ func fallsBack(err error, on []int) bool {
 	var conn *providers.ConnectionError
 	var unsupported *UnsupportedError
 	var refused *RefusalError
-	return errors.As(err, &conn) || errors.As(err, &unsupported) || errors.As(err, &refused)
+	var denied *GuardrailDeniedError
+	return errors.As(err, &conn) || errors.As(err, &unsupported) || errors.As(err, &refused) || errors.As(err, &denied)
 }
 
 func pickWeighted(targets []Plan) int {

@@ -46,6 +46,8 @@ type resolved struct {
 	// provider headers.
 	cache      *domain.Cache
 	cacheRoute string
+	// guardrailNodes are the guardrails the config's nodes name, by plan path ("0": the root).
+	guardrailNodes map[string]nodeGuardrails
 }
 
 // destinationOptions are the provider options that choose where a call goes. A request or
@@ -76,6 +78,8 @@ func (s *Service) resolve(x *exchange) (resolved, error) {
 			return out, asHeaderError(err)
 		}
 		out.cache = parsed.Cache
+		out.guardrailNodes = map[string]nodeGuardrails{}
+		guardrailRefs(&parsed.Target, "0", out.guardrailNodes)
 		if out.configVersion != "" {
 			out.cacheRoute = "config:" + out.configVersion
 		} else {

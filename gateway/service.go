@@ -21,6 +21,7 @@ import (
 	"github.com/causeway/causeway/gateway/openai"
 	"github.com/causeway/causeway/gateway/providers"
 	"github.com/causeway/causeway/gateway/sse"
+	"github.com/causeway/causeway/guardrails"
 	"github.com/causeway/causeway/ledger"
 )
 
@@ -56,8 +57,11 @@ type Service struct {
 	Prices    PriceBook   // nil: no cost is computed
 	Logs      analytics.LogSink
 	// Cache is the answer cache; nil: no request is cached, whatever its config says.
-	Cache  *Cache
-	Egress URLGuard
+	Cache *Cache
+	// Guardrails runs the guardrails of workspaces and configs; nil (GUARDRAILS_ENABLED=OFF):
+	// none runs.
+	Guardrails *Guardrails
+	Egress     URLGuard
 	// CustomHostClient carries requests to custom hosts and admins' base URLs: its dialer
 	// checks every address it connects to, and every redirect, again.
 	CustomHostClient *http.Client
@@ -122,6 +126,9 @@ type exchange struct {
 
 	cache           *cacheLookup // nil: the request is not cached
 	cachedLatencyMS float64      // a hit's: how long the answer it replays took
+
+	guards *guardrailSet           // nil: no guardrail applies
+	hooks  []guardrails.HookResult // what the guardrails decided so far
 }
 
 // leafAdmission is what a leaf of the plan took before it was tried: its own rate limits and
@@ -207,6 +214,13 @@ func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error
 	if err := s.reserve(x, &res); err != nil {
 		return 0, err
 	}
+	if err := s.resolveGuardrails(x, &res); err != nil {
+		return 0, err
+	}
+	if err := s.beforeHook(ctx, x, &call, res.provider); err != nil {
+		return 0, err
+	}
+	s.guardLeaves(ctx, x, &res.plan, call, "0")
 	hit, cacheStatus, err := s.lookupCache(ctx, x, &res, call)
 	if err != nil {
 		return 0, err
@@ -214,7 +228,7 @@ func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error
 	x.rec.CacheStatus = cacheStatus
 	out.Header().Set(HeaderCacheStatus, cacheStatus)
 	if hit != nil {
-		return s.answerCached(x, out, hit)
+		return s.answerCached(ctx, x, out, hit, call)
 	}
 	out.Header().Set("Content-Type", "application/json")
 	run, err := s.Engine.Run(ctx, res.plan, call)
@@ -236,7 +250,7 @@ func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error
 	case run.Raw != nil:
 		return s.relay(ctx, x, out, run.Raw)
 	case run.Stream != nil:
-		return s.stream(ctx, x, out, run.Stream)
+		return s.stream(ctx, x, out, run.Stream, call, run.Target.Provider)
 	}
 	resp := run.Response
 	x.usage, x.usageKnown = resp.Usage, true
@@ -252,11 +266,15 @@ func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error
 	if status == 0 {
 		status = http.StatusOK
 	}
+	answer, err := s.afterHook(ctx, x, call, run.Target.Provider, resp.Body)
+	if err != nil {
+		return 0, err
+	}
 	if status == http.StatusOK {
-		x.keepAnswer(resp.Body)
+		x.keepAnswer(answer)
 	}
 	out.WriteHeader(status)
-	_, _ = out.Write(resp.Body)
+	_, _ = out.Write(withHookResults(answer, x.hookResults()))
 	return status, nil
 }
 
@@ -423,7 +441,11 @@ func writeLimitHeaders(h http.Header, d Decision, now time.Time) {
 // cancels the request's context, which the provider call carries, so the upstream call ends
 // too; what the stream used is charged all the same. A failure after the first byte ends the
 // stream with an error event, never in silence, and is not retried.
-func (s *Service) stream(ctx context.Context, x *exchange, out Reply, st providers.Stream) (int, error) {
+func (s *Service) stream(ctx context.Context, x *exchange, out Reply, st providers.Stream, call providers.Call, provider string) (int, error) {
+	guard, err := s.startStreamGuard(x, call, provider)
+	if err != nil {
+		return 0, err
+	}
 	sw := sse.NewWriter(out)
 	out.WriteHeader(http.StatusOK)
 	first := true
@@ -432,12 +454,22 @@ func (s *Service) stream(ctx context.Context, x *exchange, out Reply, st provide
 	for {
 		chunk, err := st.Next()
 		if errors.Is(err, io.EOF) {
+			if guard != nil {
+				if err := guard.finish(ctx, x); err != nil {
+					return streamDenied(x, sw, err), nil
+				}
+			}
 			_ = sw.Done()
 			x.keepStream(st.Usage())
 			return http.StatusOK, nil
 		}
 		if err != nil {
 			return s.streamFailed(ctx, x, sw, err), nil
+		}
+		if guard != nil {
+			if err := guard.chunk(ctx, x, chunk); err != nil {
+				return streamDenied(x, sw, err), nil
+			}
 		}
 		if first {
 			x.rec.TTFTMS = float64(s.Now().Sub(x.start).Microseconds()) / 1000
@@ -452,6 +484,20 @@ func (s *Service) stream(ctx context.Context, x *exchange, out Reply, st provide
 			x.cache.accumulate(chunk)
 		}
 	}
+}
+
+// streamDenied ends a stream a guardrail denied with an error event naming it (no [DONE]:
+// the answer is not complete), and returns the status its log records.
+func streamDenied(x *exchange, sw *sse.Writer, err error) int {
+	x.rec.Error = err.Error()
+	var denied *GuardrailDeniedError
+	if errors.As(err, &denied) {
+		by := denied.By
+		x.prov.RefusedBy = &by
+	}
+	x.cache = nil // a denied answer is never cached
+	_ = sw.Data(streamError(err.Error(), "guardrail_error", "guardrail_denied"))
+	return StatusGuardrailDenied
 }
 
 // StatusClientClosed is the status a request's log records when its client went away before
@@ -588,6 +634,13 @@ func (s *Service) fail(ctx context.Context, out Reply, x *exchange, err error) i
 		out.Header().Set(HeaderDecidedBy, by.String())
 		return out.Error(err)
 	}
+	var denied *GuardrailDeniedError
+	if errors.As(err, &denied) {
+		by := denied.By
+		x.prov.RefusedBy = &by
+		out.Header().Set(HeaderDecidedBy, by.String())
+		return out.Error(err)
+	}
 	appErr := translate(err)
 	if appErr.Code == domain.CodeTimeout || appErr.Code == domain.CodeUpstream {
 		// The log row is shown to the API's readers: it says what the client was told, not
@@ -604,7 +657,8 @@ func (s *Service) finish(x *exchange) {
 	end := s.Now()
 	x.rec.EndedAt = end
 	x.rec.LatencyMS = float64(end.Sub(x.start).Microseconds()) / 1000
-	if x.prov.RefusedBy != nil || len(x.prov.Charged) > 0 || x.prov.Config != nil {
+	x.prov.HookResults = x.hookResults()
+	if x.prov.RefusedBy != nil || len(x.prov.Charged) > 0 || x.prov.Config != nil || x.prov.HookResults != nil {
 		p := x.prov
 		x.rec.Provenance = &p
 	}

@@ -17,6 +17,9 @@ import (
 // errorBody is the OpenAI error shape, which the specification and the reference share.
 type errorBody struct {
 	Error errorDetail `json:"error"`
+	// HookResults are the guardrails' verdicts of a request a guardrail denied, in the
+	// reference's hook_results shape.
+	HookResults json.RawMessage `json:"hook_results,omitempty"`
 }
 
 type errorDetail struct {
@@ -49,9 +52,10 @@ var statusOf = map[domain.Code]int{
 	domain.CodeUpstream:     http.StatusBadGateway,
 	domain.CodeInternal:     http.StatusInternalServerError,
 
-	domain.CodeUnprocessable:  http.StatusUnprocessableEntity, // an idempotency key reused for another request
-	domain.CodePrecondition:   http.StatusPreconditionFailed,  // If-Match names a revision the resource moved past
-	domain.CodeGatewayTimeout: http.StatusGatewayTimeout,      // a write not applied by every instance in the wait asked for
+	domain.CodeUnprocessable:   http.StatusUnprocessableEntity, // an idempotency key reused for another request
+	domain.CodePrecondition:    http.StatusPreconditionFailed,  // If-Match names a revision the resource moved past
+	domain.CodeGatewayTimeout:  http.StatusGatewayTimeout,      // a write not applied by every instance in the wait asked for
+	domain.CodeGuardrailDenied: gateway.StatusGuardrailDenied,  // a guardrail denied the request or its answer
 }
 
 // typeOf is the error "type" field, in the OpenAI spelling clients already parse.
@@ -71,9 +75,10 @@ var typeOf = map[domain.Code]string{
 	domain.CodeUpstream:     "api_error",
 	domain.CodeInternal:     "api_error",
 
-	domain.CodeUnprocessable:  "invalid_request_error",
-	domain.CodePrecondition:   "conflict_error",
-	domain.CodeGatewayTimeout: "timeout_error",
+	domain.CodeUnprocessable:   "invalid_request_error",
+	domain.CodePrecondition:    "conflict_error",
+	domain.CodeGatewayTimeout:  "timeout_error",
+	domain.CodeGuardrailDenied: "guardrail_error",
 }
 
 // asAppError turns any error into the application's Error: infrastructure errors are
@@ -98,11 +103,12 @@ func asAppError(err error) *domain.Error {
 // WriteError answers err in the error shape with its status. Internal details go to the log
 // with the request's trace id, never to the client.
 func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	writeError(w, r, log, err, nil)
+	writeError(w, r, log, err, nil, nil)
 }
 
-// writeError is WriteError naming what decided a refusal; it returns the status answered.
-func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error, by *analytics.Decider) int {
+// writeError is WriteError naming what decided a refusal, and the guardrails' verdicts when
+// they decided it; it returns the status answered.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error, by *analytics.Decider, hooks json.RawMessage) int {
 	e := asAppError(err)
 	status, ok := statusOf[e.Code]
 	if !ok {
@@ -125,6 +131,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	body.Error.Code = &code
 	body.Error.DecidedBy = by
+	body.HookResults = hooks
 	// Every error this writes is the gateway's own; a provider's is marked "provider" where
 	// the gateway service passes it on.
 	w.Header().Set(gateway.HeaderErrorSource, gateway.ErrorSourceGateway)

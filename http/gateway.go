@@ -67,10 +67,15 @@ func (w *reply) Flush() {
 // Error answers err in the error shape; a refusal by a policy or budget names it in the
 // body as decided_by.
 func (w *reply) Error(err error) int {
+	var denied *gateway.GuardrailDeniedError
+	if errors.As(err, &denied) {
+		by := denied.By
+		return writeError(w.ResponseWriter, w.r, w.log, denied.Err, &by, denied.HookResults)
+	}
 	var refused *gateway.RefusalError
 	if errors.As(err, &refused) {
 		by := refused.By
-		return writeError(w.ResponseWriter, w.r, w.log, refused.Err, &by)
+		return writeError(w.ResponseWriter, w.r, w.log, refused.Err, &by, nil)
 	}
-	return writeError(w.ResponseWriter, w.r, w.log, err, nil)
+	return writeError(w.ResponseWriter, w.r, w.log, err, nil, nil)
 }

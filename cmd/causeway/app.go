@@ -59,8 +59,10 @@ type Main struct {
 	// instance's semantic index; both nil with CAUSEWAY_CACHE=OFF.
 	AnswerCache cache.Store
 	Cache       *gateway.Cache
-	runner      *projections.Runner
-	Bootstrap   commands.BootstrapResult
+	// Guardrails runs the guardrails; nil with GUARDRAILS_ENABLED=OFF.
+	Guardrails *gateway.Guardrails
+	runner     *projections.Runner
+	Bootstrap  commands.BootstrapResult
 	// Now is the clock of the control plane (tests set it).
 	Now func() time.Time
 	// WorkerInterval is how often the background workers look for due work (tests shorten
@@ -264,8 +266,12 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 	}
 	adminRead := httpapi.WithLiveUsage(read, m.Ledger)
 	// Base URLs on integrations, providers and configs are checked as custom hosts are.
+	checks, err := m.startGuardrails(guard, secret)
+	if err != nil {
+		return nil, err
+	}
 	app, err := commands.NewApp(commands.AppDeps{Deps: deps, Secret: secret, URLCheck: guard, Memberships: adminRead,
-		Cache: purger})
+		Cache: purger, Checks: checks})
 	if err != nil {
 		return nil, fmt.Errorf("commands: %w", err)
 	}
@@ -317,7 +323,7 @@ func (m *Main) startGateway(admin *httpapi.Admin, guard *egress.Guard) (*httpapi
 		Limiter: gateway.NewLimiter(m.Now, m.Ledger), Egress: guard, CustomHostClient: client,
 		Engine: &gateway.Engine{Providers: providers.NewRegistry(adapters), MaxBackoff: 10 * time.Second},
 		Now:    func() time.Time { return m.Now() }, MaxBody: m.Config.MaxBodyBytes,
-		Organisation: admin.Organisation, Cache: m.Cache,
+		Organisation: admin.Organisation, Cache: m.Cache, Guardrails: m.Guardrails,
 	}
 	return &httpapi.Gateway{Log: m.Logger, Service: svc, MaxBody: m.Config.MaxBodyBytes}, nil
 }
