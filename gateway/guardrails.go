@@ -105,6 +105,8 @@ type guardrailSet struct {
 	// nodes are the refs of the config's nested nodes, by plan path ("0.1"), for the leaves
 	// tried below them and the answer of the one that served.
 	nodes map[string]nodeGuardrails
+	// leafProviders are the provider types of the leaves below guarded nodes, by path.
+	leafProviders map[string]string
 	// names and versions of the guardrails built for the request, by id.
 	names    map[string]string
 	versions map[string]uint64
@@ -219,6 +221,15 @@ func (s *Service) beforeHook(ctx context.Context, x *exchange, call *providers.C
 	return nil
 }
 
+// planProvider is the provider type the plan tries first: what the request-side checks that
+// depend on the provider (inline images) judge by.
+func planProvider(p *Plan) string {
+	if t := firstLeaf(p); t != nil {
+		return t.Provider
+	}
+	return ""
+}
+
 // reparse reads a body a guardrail rewrote into the call.
 func reparse(call *providers.Call, body []byte) error {
 	call.Body = body
@@ -251,7 +262,7 @@ func (s *Service) nestedBefore(ctx context.Context, x *exchange, call providers.
 	if err != nil {
 		return err
 	}
-	in := x.guardInput(call, "")
+	in := x.guardInput(call, x.leafProvider(leafPath))
 	in.Text = guardrails.ExtractText(guardrails.BeforeRequest, call.Body)
 	res := guardrails.Run(ctx, guardrails.BeforeRequest, gs, in)
 	x.hooks = append(x.hooks, res)
@@ -260,6 +271,14 @@ func (s *Service) nestedBefore(ctx context.Context, x *exchange, call providers.
 		return x.denied(res, "request")
 	}
 	return nil
+}
+
+// leafProvider is the provider type of the leaf at path, when the plan was walked for it.
+func (x *exchange) leafProvider(path string) string {
+	if x.guards != nil {
+		return x.guards.leafProviders[path]
+	}
+	return ""
 }
 
 // path gathers the refs of the nested nodes from the root (excluded) down to leaf.
@@ -482,6 +501,10 @@ func (s *Service) guardLeaves(ctx context.Context, x *exchange, p *Plan, call pr
 		if len(x.guards.path(path, func(n nodeGuardrails) []string { return n.before })) == 0 {
 			return
 		}
+		if x.guards.leafProviders == nil {
+			x.guards.leafProviders = map[string]string{}
+		}
+		x.guards.leafProviders[path] = p.Target.Provider
 		admit := p.Admit
 		p.Admit = func(leaf string) error {
 			if err := s.nestedBefore(ctx, x, call, leaf); err != nil {

@@ -217,7 +217,7 @@ func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error
 	if err := s.resolveGuardrails(x, &res); err != nil {
 		return 0, err
 	}
-	if err := s.beforeHook(ctx, x, &call, res.provider); err != nil {
+	if err := s.beforeHook(ctx, x, &call, planProvider(&res.plan)); err != nil {
 		return 0, err
 	}
 	s.guardLeaves(ctx, x, &res.plan, call, "0")
