@@ -135,6 +135,19 @@ func (f CheckValidatorFunc) Validate(id string, params map[string]any) error {
 	return err
 }
 
+// EngineChecks validates checks with the guardrail engine: an id the registry does not know
+// wraps domain.ErrUnknownCheck; parameters are those the check is configured with (Configure:
+// the runner's failOnError and timeout too), so a guardrail saved is one the gateway can run.
+func EngineChecks(reg *guardrails.Registry, deps guardrails.Deps) CheckValidatorFunc {
+	return func(id string, params map[string]any) error {
+		if !reg.Known(id) {
+			return fmt.Errorf("%w: %s", domain.ErrUnknownCheck, id)
+		}
+		_, err := reg.Configure(id, "", params, deps)
+		return err
+	}
+}
+
 // WellFormedChecks accepts every check, whatever its parameters: the domain has already
 // checked the form of its id and the bounds of its parameters. It is the validator of an App
 // built without one (AppDeps.Checks).

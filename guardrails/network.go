@@ -482,7 +482,8 @@ func (p *netParams) url(name string, required bool, def string, check func(strin
 	return s
 }
 
-// The checks that may rewrite the body run before the others, in order (Transformer): the
-// inline-image check always may, the webhook when its receiver answers transformedData.
+// The inline-image check rewrites the body, so it runs before the others, in order
+// (Transformer). A webhook rewrites only when its receiver answers transformedData: it is not
+// a Transformer, so webhooks run side by side with the other checks, and a rewrite one answers
+// is applied after them.
 func (c *inlineImageCheck) Transforms() bool { return true }
-func (c *webhookCheck) Transforms() bool     { return true }

@@ -49,8 +49,8 @@ func newCacheBench(b *testing.B) *cacheBench {
 	b.Cleanup(func() { _ = store.Close() })
 	index := semantic.New(semantic.Options{MaxEntries: 200_000})
 	cache := &gateway.Cache{Store: store, Index: benchIndex{index}, Threshold: 0.95}
-	g, key, up := benchGateway(b, cache)
-	return &cacheBench{h: withTraceID(g.endpoint(providers.EndpointChat)), key: key, up: up, store: store, index: index, cache: cache}
+	env := benchGateway(b, func(s *gateway.Service) { s.Cache = cache })
+	return &cacheBench{h: withTraceID(env.g.endpoint(providers.EndpointChat)), key: env.key, up: env.up, store: store, index: index, cache: cache}
 }
 
 func (c *cacheBench) config(mode string) string {

@@ -31,7 +31,8 @@ func (discardSink) Log(analytics.LogRecord) {}
 // writes to SQLite in the background), the adapter and the answer, against a local stand-in.
 // For profiling (go test -bench GatewayChat -cpuprofile); make bench measures the real binary.
 func BenchmarkGatewayChat(b *testing.B) {
-	g, key, up := benchGateway(b, nil)
+	env := benchGateway(b, nil)
+	g, key, up := env.g, env.key, env.up
 	h := withTraceID(g.endpoint(providers.EndpointChat))
 	body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Say hello in one short sentence."}],"max_tokens":32,"temperature":0}`)
 	b.ResetTimer()
@@ -52,8 +53,9 @@ func BenchmarkGatewayChat(b *testing.B) {
 // benchGateway is the gateway in process with the real work on: a workspace with a cost budget,
 // a key with a token budget, a rate-limit policy on the workspace (never refusing, always
 // checked), the usage ledger on SQLite, and the OpenAI stand-in; it answers the transport, the
-// key and the stand-in. cache, when set, is the answer cache.
-func benchGateway(b *testing.B, cache *gateway.Cache) (*Gateway, string, *providertest.OpenAIServer) {
+// key and the stand-in. configure, when set, adds to the service (the answer cache, the
+// guardrails).
+func benchGateway(b *testing.B, configure func(*gateway.Service)) *benchEnv {
 	b.Helper()
 	api := newTestAPI(b)
 	up := providertest.NewOpenAI(b)
@@ -80,7 +82,19 @@ func benchGateway(b *testing.B, cache *gateway.Cache) (*Gateway, string, *provid
 	b.Cleanup(func() { _ = book.Close(context.Background()) })
 	svc := &gateway.Service{Index: api.Index, Directory: api.Index, Ledger: book, Logs: discardSink{},
 		Engine:  &gateway.Engine{Providers: providers.NewRegistry(all.Default())},
-		Limiter: gateway.NewLimiter(time.Now, nil), Now: time.Now, MaxBody: 1 << 20, Egress: guard, CustomHostClient: guard.Client(0),
-		Cache: cache}
-	return &Gateway{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Service: svc}, key, up
+		Limiter: gateway.NewLimiter(time.Now, nil), Now: time.Now, MaxBody: 1 << 20, Egress: guard, CustomHostClient: guard.Client(0)}
+	if configure != nil {
+		configure(svc)
+	}
+	return &benchEnv{api: api, ws: ws, key: key, up: up, guard: guard,
+		g: &Gateway{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Service: svc}}
+}
+
+// benchEnv is a governed gateway in process for benchmarks.
+type benchEnv struct {
+	api     *testAPI
+	ws, key string
+	up      *providertest.OpenAIServer
+	guard   *egress.Guard
+	g       *Gateway
 }

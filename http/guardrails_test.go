@@ -191,7 +191,7 @@ func TestGuardrailValidationNamesTheField(t *testing.T) {
 		}
 		return b
 	}
-	pad := func(n int) map[string]any { return map[string]any{"rule": "x", "pad": strings.Repeat("p", n)} }
+	pad := func(n int) map[string]any { return map[string]any{"rule": strings.Repeat("x", n)} }
 	cases := []struct {
 		name  string
 		body  any
@@ -208,12 +208,13 @@ func TestGuardrailValidationNamesTheField(t *testing.T) {
 		{"an unknown check", with("checks", []any{regex, check("acme.scan", nil)}), "checks[1].id", "not a known guardrail check"},
 		{"a check id that is none", with("checks", []any{check("regex match", nil)}), "checks[0].id", ""},
 		{"a check id of 129", with("checks", []any{check("default."+strings.Repeat("a", 121), nil)}), "checks[0].id", "at most 128"},
-		{"a missing parameter", with("checks", []any{check("default.regexMatch", map[string]any{})}), "checks[0].parameters.rule", "rule is required"},
+		{"a missing parameter", with("checks", []any{check("default.regexMatch", map[string]any{})}), "checks[0].parameters.rule", "is required"},
 		{"a parameter out of its values", with("checks", []any{regex, check("default.requiredMetadataKeyPairs",
-			map[string]any{"metadataPairs": map[string]any{}, "operator": "most"})}), "checks[1].parameters.operator", "all, any or none"},
+			map[string]any{"metadataPairs": map[string]any{}, "operator": "most"})}), "checks[1].parameters.operator", "all, any, none"},
 		{"parameters not an object", with("checks", []any{check("default.regexMatch", []any{"x"})}), "checks[0].parameters", ""},
 		{"parameters over 64 KiB", with("checks", []any{check("default.regexMatch", pad(domain.MaxCheckParamsBytes))}), "checks[0].parameters", "at most 65536 bytes"},
-		{"all parameters over 256 KiB", with("checks", checks(5, check("default.regexMatch", pad(60_000)))), "checks", "at most 262144 bytes"},
+		{"all parameters over 256 KiB", with("checks", checks(5, check("default.jsonSchema", map[string]any{"schema": map[string]any{
+			"type": "string", "description": strings.Repeat("d", 60_000)}}))), "checks", "at most 262144 bytes"},
 		{"a check's name of 256", with("checks", []any{map[string]any{"id": "default.regexMatch", "parameters": map[string]any{"rule": "x"},
 			"name": strings.Repeat("n", 256)}}), "checks[0].name", "at most 255"},
 		{"an unknown check field", with("checks", []any{map[string]any{"id": "default.regexMatch", "params": map[string]any{}}}), "checks[0].params", ""},

@@ -21,6 +21,7 @@ import (
 	"github.com/causeway/causeway/eventstore"
 	"github.com/causeway/causeway/eventstore/sqlite"
 	"github.com/causeway/causeway/gateway"
+	"github.com/causeway/causeway/gateway/egress"
 	"github.com/causeway/causeway/guardrails"
 	"github.com/causeway/causeway/projections"
 	"github.com/causeway/causeway/projections/memory"
@@ -101,31 +102,18 @@ func newTestAPI(t testing.TB) *testAPI {
 	return api
 }
 
-// testChecks stands in for the guardrail engine, adapted as cmd adapts it: it knows
-// default.regexMatch (a rule, a string), default.contains (words, an array) and
-// default.requiredMetadataKeyPairs (metadataPairs, an object; operator all, any or none).
-var testChecks = commands.CheckValidatorFunc(func(id string, params map[string]any) error {
-	switch id {
-	case "default.regexMatch":
-		if _, ok := params["rule"].(string); !ok {
-			return &guardrails.ParamError{Param: "rule", Message: "rule is required: a regular expression"}
-		}
-	case "default.contains":
-		if _, ok := params["words"].([]any); !ok {
-			return &guardrails.ParamError{Param: "words", Message: "words is required: an array of strings"}
-		}
-	case "default.requiredMetadataKeyPairs":
-		if _, ok := params["metadataPairs"].(map[string]any); !ok {
-			return &guardrails.ParamError{Param: "metadataPairs", Message: "metadataPairs is required: an object"}
-		}
-		if op, given := params["operator"]; given && op != "all" && op != "any" && op != "none" {
-			return &guardrails.ParamError{Param: "operator", Message: "operator must be all, any or none"}
-		}
-	default:
-		return domain.ErrUnknownCheck
+// testChecks is the guardrail engine's validation, as cmd wires it (network checks' URLs
+// through an egress guard that allows this machine, for the stand-ins).
+var testChecks = func() commands.CheckValidatorFunc {
+	reg := guardrails.NewRegistry()
+	guardrails.AddNetworkChecks(reg)
+	guard, err := egress.New([]string{"127.0.0.1"})
+	if err != nil {
+		panic(err)
 	}
-	return nil
-})
+	return commands.EngineChecks(reg, guardrails.Deps{Client: guard.Client(0), CheckURL: guard.CheckURL,
+		Secret: []byte("test"), Now: time.Now})
+}()
 
 // Now is the test clock.
 func (a *testAPI) Now() time.Time {

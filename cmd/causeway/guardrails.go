@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/hmac"
 	"crypto/sha256"
-	"fmt"
 	"time"
 
 	"github.com/causeway/causeway/commands"
@@ -28,11 +27,5 @@ func (m *Main) startGuardrails(guard *egress.Guard, secret []byte) (domain.Check
 	mac.Write([]byte("causeway guardrail webhook signatures"))
 	deps := guardrails.Deps{Client: guard.Client(0), CheckURL: guard.CheckURL, Secret: mac.Sum(nil), Now: time.Now}
 	m.Guardrails = &gateway.Guardrails{Registry: reg, Deps: deps, Directory: m.Index, Log: m.Logger}
-	return commands.CheckValidatorFunc(func(id string, params map[string]any) error {
-		if !reg.Known(id) {
-			return fmt.Errorf("%w: %s", domain.ErrUnknownCheck, id)
-		}
-		_, err := reg.Configure(id, "", params, deps)
-		return err
-	}), nil
+	return commands.EngineChecks(reg, deps), nil
 }
