@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
-	"time"
 )
 
 // NewExternalPolicyCheck builds default.externalPolicy, the specification's external-policy
@@ -39,15 +37,14 @@ func NewExternalPolicyCheck(params map[string]any, deps Deps) (Check, error) {
 		return nil, err
 	}
 	p := newNetParams(params)
-	c := &policyCheck{
-		policyID: p.str("policyId", true, "", 256),
-		url:      p.url("url", true, "", deps.CheckURL),
-		header:   p.headers("headers"),
-		timeout:  p.millis("timeout", 10000, 60000),
-		client:   noRedirects(deps.Client),
-		secret:   deps.Secret,
-		now:      deps.Now,
-	}
+	c := &policyCheck{policyID: p.str("policyId", true, "", 256), signedEndpoint: signedEndpoint{
+		url:     p.url("url", true, "", deps.CheckURL),
+		header:  p.headers("headers"),
+		timeout: p.millis("timeout", 10000, 60000),
+		client:  noRedirects(deps.Client),
+		secret:  deps.Secret,
+		now:     deps.Now,
+	}}
 	if err := p.done(); err != nil {
 		return nil, err
 	}
@@ -58,12 +55,7 @@ var _ Check = (*policyCheck)(nil)
 
 type policyCheck struct {
 	policyID string
-	url      string
-	header   http.Header
-	timeout  time.Duration
-	client   *http.Client
-	secret   []byte
-	now      func() time.Time
+	signedEndpoint
 }
 
 // policyRequest is the body posted to the policy service.
@@ -95,16 +87,8 @@ func (c *policyCheck) Run(ctx context.Context, in Input) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, fmt.Errorf("policy service: encoding the input: %w", err)
 	}
-	h := c.header.Clone()
-	if h == nil {
-		h = http.Header{}
-	}
-	h.Set(SignatureHeader, signature(c.secret, c.now(), body))
-
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
 	var ans policyAnswer
-	if err := postJSON(ctx, c.client, "policy service", c.url, h, body, 1<<20, &ans); err != nil {
+	if err := c.post(ctx, "policy service", body, 1<<20, &ans); err != nil {
 		return Verdict{}, err
 	}
 	if ans.Allow == nil {

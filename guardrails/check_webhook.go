@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"time"
 )
 
 // webhookAnswerLimit bounds a webhook's answer, which may carry a whole rewritten body.
@@ -44,14 +42,14 @@ func NewWebhookCheck(params map[string]any, deps Deps) (Check, error) {
 		return nil, err
 	}
 	p := newNetParams(params)
-	c := &webhookCheck{
+	c := &webhookCheck{signedEndpoint{
 		url:     p.url("webhookURL", true, "", deps.CheckURL),
 		header:  p.headers("headers"),
 		timeout: p.millis("timeout", 3000, 60000),
 		client:  noRedirects(deps.Client),
 		secret:  deps.Secret,
 		now:     deps.Now,
-	}
+	}}
 	if err := p.done(); err != nil {
 		return nil, err
 	}
@@ -60,14 +58,7 @@ func NewWebhookCheck(params map[string]any, deps Deps) (Check, error) {
 
 var _ Check = (*webhookCheck)(nil)
 
-type webhookCheck struct {
-	url     string
-	header  http.Header
-	timeout time.Duration
-	client  *http.Client
-	secret  []byte
-	now     func() time.Time
-}
+type webhookCheck struct{ signedEndpoint }
 
 // hookEvent is the webhook's body: the reference gateway's plugin context, less headers.
 type hookEvent struct {
@@ -124,16 +115,8 @@ func (c *webhookCheck) Run(ctx context.Context, in Input) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, fmt.Errorf("webhook: encoding the input: %w", err)
 	}
-	h := c.header.Clone()
-	if h == nil {
-		h = http.Header{}
-	}
-	h.Set(SignatureHeader, signature(c.secret, c.now(), body))
-
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
 	var ans webhookAnswer
-	if err := postJSON(ctx, c.client, "webhook", c.url, h, body, webhookAnswerLimit, &ans); err != nil {
+	if err := c.post(ctx, "webhook", body, webhookAnswerLimit, &ans); err != nil {
 		return Verdict{}, err
 	}
 	if ans.Verdict == nil {

@@ -487,3 +487,27 @@ func (p *netParams) url(name string, required bool, def string, check func(strin
 // a Transformer, so webhooks run side by side with the other checks, and a rewrite one answers
 // is applied after them.
 func (c *inlineImageCheck) Transforms() bool { return true }
+
+// signedEndpoint is an outside service a check posts its input to, signed: its URL, the admin's
+// headers, the call's timeout, and the signing key (the webhook and the external policy).
+type signedEndpoint struct {
+	url     string
+	header  http.Header
+	timeout time.Duration
+	client  *http.Client
+	secret  []byte
+	now     func() time.Time
+}
+
+// post sends body with the admin's headers and the signature, within the timeout, and decodes
+// the JSON answer (at most limit bytes) into ans; what names the service in errors.
+func (e *signedEndpoint) post(ctx context.Context, what string, body []byte, limit int64, ans any) error {
+	h := e.header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set(SignatureHeader, signature(e.secret, e.now(), body))
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	return postJSON(ctx, e.client, what, e.url, h, body, limit, ans)
+}
