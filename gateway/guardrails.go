@@ -131,8 +131,8 @@ func guardrailRefs(t *domain.Target, path string, out map[string]nodeGuardrails)
 // guardrail never fails open).
 func (s *Service) resolveGuardrails(x *exchange, res *resolved) error {
 	g := s.Guardrails
-	if g == nil {
-		return nil
+	if g == nil || len(x.route.InputGuardrails)+len(x.route.OutputGuardrails)+len(res.guardrailNodes) == 0 {
+		return nil // the common case: nothing to build, nothing allocated
 	}
 	set := &guardrailSet{nodes: res.guardrailNodes}
 	x.guards = set

@@ -79,7 +79,9 @@ func (s *Service) resolve(x *exchange) (resolved, error) {
 		}
 		out.cache = parsed.Cache
 		out.guardrailNodes = map[string]nodeGuardrails{}
-		guardrailRefs(&parsed.Target, "0", out.guardrailNodes)
+		if guardrailRefs(&parsed.Target, "0", out.guardrailNodes); len(out.guardrailNodes) == 0 {
+			out.guardrailNodes = nil
+		}
 		if out.configVersion != "" {
 			out.cacheRoute = "config:" + out.configVersion
 		} else {
