@@ -1,15 +1,14 @@
 package guardrails
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // The JSON checks look for JSON in the text as the reference does: fenced ```json blocks
@@ -67,27 +66,20 @@ func decodeOne(s string, whole bool) (any, bool) {
 // --- default.jsonSchema ---------------------------------------------------------------------
 
 type jsonSchemaCheck struct {
-	schema *jsonschema.Schema
+	schema *jsonschema.Resolved
 	not    bool
 }
 
-// refusingLoader refuses every $ref outside the schema: the library's default loader reads
-// local files, and a guardrail's schema must not reach the file system nor the network.
-type refusingLoader struct{}
-
-func (refusingLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("%s: schemas may only refer within themselves", url)
-}
-
-// newJSONSchema: schema (required, an object; JSON Schema draft 2020-12 unless it names
-// another with $schema; $ref only within itself), not. Passes when some JSON value in the text
+// newJSONSchema: schema (required, an object; JSON Schema draft 2020-12; $ref only within
+// itself: the library resolves no remote reference without a loader, and none is given, so a
+// guardrail's schema never reaches the file system nor the network), not. Passes when some JSON value in the text
 // validates (with not: when none does; a text without JSON fails, or passes with not).
 func newJSONSchema(params map[string]any, _ Deps) (Check, error) {
 	p := readParams(params)
 	raw := p.object("schema", true)
 	not := p.boolean("not", false)
 	p.runner()
-	var sch *jsonschema.Schema
+	var sch *jsonschema.Resolved
 	if len(raw) > 0 || p.has("schema") {
 		var err error
 		if sch, err = compileSchema(raw); err != nil {
@@ -100,23 +92,80 @@ func newJSONSchema(params map[string]any, _ Deps) (Check, error) {
 	return &jsonSchemaCheck{schema: sch, not: not}, nil
 }
 
-func compileSchema(raw map[string]any) (*jsonschema.Schema, error) {
+// compileSchema resolves a schema with github.com/google/jsonschema-go, the library the MCP
+// SDK uses too (its package init allocates little, which a gateway's resident memory notices).
+func compileSchema(raw map[string]any) (*jsonschema.Resolved, error) {
 	b, err := json.Marshal(raw)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, err
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(refusingLoader{})
-	const loc = "guardrail-schema.json"
-	if err := c.AddResource(loc, doc); err != nil {
+	if err := knownTypes(raw); err != nil {
 		return nil, err
 	}
-	return c.Compile(loc)
+	return s.Resolve(nil)
+}
+
+// jsonTypes are the types a schema's "type" may name.
+var jsonTypes = map[string]bool{"null": true, "boolean": true, "object": true, "array": true, "number": true,
+	"string": true, "integer": true}
+
+// knownTypes refuses a "type" the specification does not know, anywhere in the schema (the
+// library resolves such a schema, which then validates nothing).
+func knownTypes(v any) error {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if k == "type" {
+				names, _ := e.([]any)
+				if t, ok := e.(string); ok {
+					names = []any{t}
+				}
+				for _, n := range names {
+					if t, ok := n.(string); ok && !jsonTypes[t] {
+						return errors.New(`"type" ` + strconv.Quote(t) + ` is not a JSON Schema type`)
+					}
+				}
+				continue
+			}
+			if err := knownTypes(e); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if err := knownTypes(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// plainJSON turns the json.Numbers of a decoded value into float64, as the validator reads
+// numbers.
+func plainJSON(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		f, _ := v.Float64()
+		return f
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = plainJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = plainJSON(e)
+		}
+		return out
+	}
+	return v
 }
 
 func (c *jsonSchemaCheck) Run(_ context.Context, in Input) (Verdict, error) {
@@ -128,7 +177,7 @@ func (c *jsonSchemaCheck) Run(_ context.Context, in Input) (Verdict, error) {
 	var problems []map[string]string
 	valid := false
 	for i, v := range values {
-		err := c.schema.Validate(v)
+		err := c.schema.Validate(plainJSON(v))
 		if err == nil {
 			best, valid, problems = v, true, nil
 			break
@@ -148,18 +197,7 @@ func (c *jsonSchemaCheck) Run(_ context.Context, in Input) (Verdict, error) {
 }
 
 func validationProblems(err error) []map[string]string {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return []map[string]string{{"path": "", "message": err.Error()}}
-	}
-	var out []map[string]string
-	for _, u := range ve.BasicOutput().Errors {
-		if u.Error == nil {
-			continue
-		}
-		out = append(out, map[string]string{"path": u.InstanceLocation, "message": u.Error.String()})
-	}
-	return out
+	return []map[string]string{{"message": err.Error()}}
 }
 
 // --- default.jsonKeys -----------------------------------------------------------------------

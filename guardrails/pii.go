@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // default.pii finds personal data and secrets in the text without any outside service, and
@@ -79,24 +80,28 @@ var (
 )
 
 // piiDetectors are in priority order: where two matches overlap the earlier detector's wins.
-var piiDetectors = []piiDetector{
-	{category: "api_key", re: regexp.MustCompile(`(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----`), valid: whole, must: []string{"-----BEGIN "}},
-	{category: "api_key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), valid: whole, must: []string{"sk-ant-"}},
-	{category: "api_key", re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), valid: randomLooking(3), must: []string{"sk-"}},
-	{category: "api_key", re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`), valid: whole, must: []string{"AKIA", "ASIA", "ABIA", "ACCA"}},
-	{category: "api_key", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`), valid: whole, must: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
-	{category: "api_key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), valid: notFollowedBy(upperAZ + lowerAZ + digits + "_-"), must: []string{"AIza"}},
-	{category: "api_key", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), valid: whole, must: []string{"xox"}},
-	{category: "api_key", re: regexp.MustCompile(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`), valid: whole, must: []string{"k_live_", "k_test_"}},
-	{category: "api_key", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`), valid: jwtValid, must: []string{"eyJ"}},
-	{category: "credit_card", re: regexp.MustCompile(`\b\d(?:[ -]?\d){12,22}\b`), valid: cardValid, span: numberSpan, minDigits: 13},
-	{category: "iban", re: regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,8}(?: ?[A-Z0-9]{1,3})?\b`), valid: ibanValid, span: codeSpan, minDigits: 4},
-	{category: "national_id", re: regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b|\b\d{3} \d{2} \d{4}\b`), valid: ssnValid, span: numberSpan, minDigits: 9},
-	{category: "national_id", re: regexp.MustCompile(`\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b`), valid: ninoValid, span: codeSpan, minDigits: 6},
-	{category: "email", re: regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}\b`), valid: emailValid, must: []string{"@"}, span: emailSpan},
-	{category: "phone", re: regexp.MustCompile(`\+\d[\d ().-]{6,22}\d`), valid: intlPhoneValid, must: []string{"+"}, span: phoneSpan, minDigits: 8},
-	{category: "phone", re: regexp.MustCompile(`(?:\+?1[ .-]?)?(?:\([2-9]\d{2}\)|\b[2-9]\d{2})[ .-]?[2-9]\d{2}[ .-]\d{4}\b`), valid: nanpValid, span: phoneSpan, minDigits: 10},
-}
+// They are compiled when a PII check first runs, not at start: a gateway that runs none keeps
+// their memory.
+var piiDetectors = sync.OnceValue(func() []piiDetector {
+	return []piiDetector{
+		{category: "api_key", re: regexp.MustCompile(`(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----`), valid: whole, must: []string{"-----BEGIN "}},
+		{category: "api_key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), valid: whole, must: []string{"sk-ant-"}},
+		{category: "api_key", re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), valid: randomLooking(3), must: []string{"sk-"}},
+		{category: "api_key", re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`), valid: whole, must: []string{"AKIA", "ASIA", "ABIA", "ACCA"}},
+		{category: "api_key", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`), valid: whole, must: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
+		{category: "api_key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), valid: notFollowedBy(upperAZ + lowerAZ + digits + "_-"), must: []string{"AIza"}},
+		{category: "api_key", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), valid: whole, must: []string{"xox"}},
+		{category: "api_key", re: regexp.MustCompile(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`), valid: whole, must: []string{"k_live_", "k_test_"}},
+		{category: "api_key", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`), valid: jwtValid, must: []string{"eyJ"}},
+		{category: "credit_card", re: regexp.MustCompile(`\b\d(?:[ -]?\d){12,22}\b`), valid: cardValid, span: numberSpan, minDigits: 13},
+		{category: "iban", re: regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,8}(?: ?[A-Z0-9]{1,3})?\b`), valid: ibanValid, span: codeSpan, minDigits: 4},
+		{category: "national_id", re: regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b|\b\d{3} \d{2} \d{4}\b`), valid: ssnValid, span: numberSpan, minDigits: 9},
+		{category: "national_id", re: regexp.MustCompile(`\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b`), valid: ninoValid, span: codeSpan, minDigits: 6},
+		{category: "email", re: regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}\b`), valid: emailValid, must: []string{"@"}, span: emailSpan},
+		{category: "phone", re: regexp.MustCompile(`\+\d[\d ().-]{6,22}\d`), valid: intlPhoneValid, must: []string{"+"}, span: phoneSpan, minDigits: 8},
+		{category: "phone", re: regexp.MustCompile(`(?:\+?1[ .-]?)?(?:\([2-9]\d{2}\)|\b[2-9]\d{2})[ .-]?[2-9]\d{2}[ .-]\d{4}\b`), valid: nanpValid, span: phoneSpan, minDigits: 10},
+	}
+})
 
 type piiMatch struct {
 	start, end int
@@ -106,7 +111,7 @@ type piiMatch struct {
 // findPII returns the non-overlapping matches of the categories in text, in text order.
 func findPII(text string, cats map[string]bool) []piiMatch {
 	var out []piiMatch
-	for _, d := range piiDetectors {
+	for _, d := range piiDetectors() {
 		if !cats[d.category] || !mayHold(text, d.must) {
 			continue
 		}
