@@ -164,6 +164,15 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		},
 		Stats: map[string]func() any{"log_pipeline": func() any { return m.Pipeline.Stats() }},
 	}
+	if m.AnswerCache != nil {
+		store := m.AnswerCache
+		health.Checks = append(health.Checks, httpapi.Check{Name: "answer_cache", Backend: m.cacheBackend(),
+			// One lookup by key (an index read), not Stats, which counts the table.
+			Ping: func(ctx context.Context) error {
+				_, _, err := store.Get(ctx, "health", "health", time.Now())
+				return err
+			}})
+	}
 	handler := httpapi.NewRouter(httpapi.Deps{Logger: m.Logger, Health: health, Version: m.Version, Admin: admin, Gateway: gw,
 		CORSOrigins: cfg.CORSOrigins})
 

@@ -65,6 +65,17 @@ func (m *Main) startCache(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
+// cacheBackend names what keeps the answer cache, for health.
+func (m *Main) cacheBackend() string {
+	switch {
+	case m.Config.CacheURL != "":
+		return "redis"
+	case m.Postgres != nil:
+		return "postgres"
+	}
+	return "sqlite"
+}
+
 // cacheFollower keeps a semantic index current with the store's entries that have vectors.
 type cacheFollower struct {
 	store  cache.Store

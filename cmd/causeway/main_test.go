@@ -68,6 +68,8 @@ func TestServeEmbeddedDefaults(t *testing.T) {
 	assert.Equal(t, "up", h.Checks["eventstore"].Status)
 	assert.Equal(t, "memory", h.Checks["readmodels"].Backend)
 	assert.Equal(t, "sqlite", h.Checks["analytics"].Backend)
+	assert.Equal(t, "sqlite", h.Checks["answer_cache"].Backend, "the answer cache, embedded")
+	assert.Equal(t, "up", h.Checks["answer_cache"].Status)
 	assert.FileExists(t, filepath.Join(m.Config.DataDir, "events.db"))
 }
 
