@@ -427,6 +427,7 @@ func TestCacheAnalytics(t *testing.T) {
 func TestCacheHitsCountAgainstRateLimits(t *testing.T) {
 	c := newCached(t, startGateway(t))
 	_, key := c.governed.key(map[string]any{"rate_limits": []map[string]any{{"type": "requests", "unit": "rpm", "value": 3}}})
+	freshMinute(t)
 	cfg := c.config(`{"mode":"simple"}`)
 	resp, _ := c.call(key, "/chat/completions", cfg, cacheChat, nil)
 	require.Equal(t, "MISS", resp.Header.Get("x-gateway-cache-status"))

@@ -306,6 +306,7 @@ func TestPassThroughAnswersWithinItsTimeout(t *testing.T) {
 func TestRateLimitRefusalNamesUnitAndKind(t *testing.T) {
 	g := newGoverned(t, startGateway(t))
 	keyID, key := g.key(map[string]any{"rate_limits": []map[string]any{{"type": "requests", "unit": "rpm", "value": 1}}})
+	freshMinute(t)
 	refusal := func(key string) (*http.Response, apiError) {
 		t.Helper()
 		for i := 0; i < 5; i++ {

@@ -146,6 +146,7 @@ func TestGatewayRateLimitPolicy(t *testing.T) {
 	admin := func(path string, body any) map[string]any { return post(t, m.URL()+path, gatewayKey, body) }
 	ws := admin("/workspaces", map[string]any{"name": "Limited"})["id"].(string)
 	key := admin("/api-keys/workspace/service", map[string]any{"name": "app", "workspace_id": ws, "scopes": []string{"completions.write"}})["key"].(string)
+	freshMinute(t)
 	admin("/policies/rate-limits", map[string]any{"workspace_id": ws, "type": "requests", "unit": "rpm", "value": 20,
 		"conditions": []map[string]string{{"key": "workspace_id", "value": ws}}, "group_by": []map[string]string{{"key": "api_key"}}})
 

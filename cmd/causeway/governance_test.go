@@ -314,6 +314,7 @@ const responsesAnswer = `{"id":"resp_1","object":"response","model":"budget-mode
 // is refused by a rate limit and by an exhausted budget.
 func TestPassThroughIsGoverned(t *testing.T) {
 	g := newGoverned(t, startGateway(t))
+	freshMinute(t)
 	id, key := g.key(map[string]any{"usage_limits": map[string]any{"type": "cost", "credit_limit": 2},
 		"rate_limits": []map[string]any{{"type": "requests", "unit": "rpm", "value": 3}}})
 	body := `{"model":"budget-model","input":"hi","max_output_tokens":8}`
@@ -448,6 +449,7 @@ func startMainOnce(t *testing.T, vars map[string]string) *Main {
 func TestProvenanceOfAPolicyRefusalAndAConfig(t *testing.T) {
 	g := newGoverned(t, startGateway(t))
 	_, key := g.key(nil)
+	freshMinute(t)
 	policy := g.admin(http.MethodPost, "/policies/rate-limits", map[string]any{"workspace_id": g.ws, "type": "requests", "unit": "rpm", "value": 1,
 		"conditions": []map[string]string{{"key": "workspace_id", "value": g.ws}}, "group_by": []map[string]string{{"key": "api_key"}}})["id"].(string)
 	resp, _ := g.chat(key, nil)

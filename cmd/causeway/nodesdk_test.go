@@ -38,6 +38,7 @@ func TestOpenAINodeSDK(t *testing.T) {
 	missing := providertest.NewOpenAI(t)
 	missing.Script(providertest.Answer{Status: http.StatusNotFound, Header: http.Header{"Content-Type": {"text/plain; charset=utf-8"}}, Body: "404 page not found\n"})
 	limitedID, limited := g.key(nil)
+	freshMinute(t)
 	policy := g.admin(http.MethodPost, "/policies/rate-limits", map[string]any{"workspace_id": g.ws, "type": "requests", "unit": "rpm", "value": 1,
 		"conditions": []map[string]string{{"key": "api_key", "value": limitedID}}, "group_by": []map[string]string{{"key": "api_key"}}})["id"].(string)
 
