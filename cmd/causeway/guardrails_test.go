@@ -177,14 +177,11 @@ func TestGuardrailsOfAWorkspace(t *testing.T) {
 	g := newGuarded(t, startGateway(t))
 	slug := g.guardrail("ws-no-secrets", "default.regexMatch", map[string]any{"rule": "password", "not": true}, true)
 	g.admin(http.MethodPut, "/workspaces/"+g.ws, map[string]any{"defaults": map[string]any{"input_guardrails": []string{slug}}})
-	var status int
-	for range 50 { // the key's route picks up the workspace's new defaults from the read model
+	// The key's route picks up the workspace's new defaults from the read model.
+	require.Eventually(t, func() bool {
 		resp, _ := chatThrough(t, g.m, g.key, g.oa.BaseURL(), `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"my password"}]}`, nil)
-		if status = resp.StatusCode; status == 446 {
-			break
-		}
-	}
-	assert.Equal(t, 446, status)
+		return resp.StatusCode == 446
+	}, 5*time.Second, 10*time.Millisecond, "the workspace's guardrail denies")
 	resp, _ := chatThrough(t, g.m, g.key, g.oa.BaseURL(), `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}`, nil)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 }
