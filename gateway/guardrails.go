@@ -443,13 +443,18 @@ func (set *guardrailSet) note(g guardrails.Guardrail) {
 	set.names[g.ID], set.versions[g.ID] = g.Slug, g.Version
 }
 
-// hookResults is the reference's hook_results object of what ran so far, or nil.
+// hookResults is the reference's hook_results object of what ran so far, or nil. It is
+// encoded once for what ran (the answer and the log row share it) and again only when a hook
+// ran since.
 func (x *exchange) hookResults() json.RawMessage {
 	if len(x.hooks) == 0 {
 		return nil
 	}
-	raw, _ := json.Marshal(guardrails.NewHookResults(x.hooks...))
-	return raw
+	if x.hooksJSON == nil || x.hooksEncoded != len(x.hooks) {
+		x.hooksJSON, _ = json.Marshal(guardrails.NewHookResults(x.hooks...))
+		x.hooksEncoded = len(x.hooks)
+	}
+	return x.hooksJSON
 }
 
 // runAsync runs a hook's async guardrails after the request, off its path; their verdicts go

@@ -129,6 +129,9 @@ type exchange struct {
 
 	guards *guardrailSet           // nil: no guardrail applies
 	hooks  []guardrails.HookResult // what the guardrails decided so far
+	// hooksJSON is hooks encoded as hook_results, for the first hooksEncoded of them.
+	hooksJSON    json.RawMessage
+	hooksEncoded int
 }
 
 // leafAdmission is what a leaf of the plan took before it was tried: its own rate limits and
