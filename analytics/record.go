@@ -36,7 +36,11 @@ type LogRecord struct {
 	Cost             float64 `json:"cost"` // USD, computed as the gateway settles the request (gateway/pricing.Book)
 	LatencyMS        float64 `json:"latency_ms"`
 	TTFTMS           float64 `json:"ttft_ms,omitempty"` // time to first token, streams only
-	Stream           bool    `json:"stream"`
+	// UpstreamMS is the time spent in provider calls (every attempt, until the answer or
+	// the stream's end), so LatencyMS less it is the gateway's own overhead. It feeds the
+	// metrics and is not stored.
+	UpstreamMS float64 `json:"-"`
+	Stream     bool    `json:"stream"`
 
 	CacheStatus string `json:"cache_status"`
 	// CacheSavedCost and CacheSavedMS are what a cache hit saved, 0 on every other row: the
