@@ -135,54 +135,65 @@ func (s *Service) reserve(x *exchange, res *resolved) error {
 // its integration's status, rate limits and budgets in this workspace.
 func (s *Service) admission(x *exchange, t *providers.Target, mp ManagedProvider, model string) func(path string) error {
 	return func(path string) error {
-		now := s.Now()
-		prov := &mp.Provider.Value
-		switch prov.StatusAt(now) {
-		case domain.ProviderExhausted:
-			return stateRefusal(analytics.Decider{Kind: string(ledger.KindProvider), ID: prov.ID, Version: mp.Provider.Version},
-				"the provider @"+prov.Slug+"'s usage limit is exhausted")
-		case domain.ProviderExpired:
-			return domain.Errorf(domain.CodeForbidden, "the provider @%s has expired", prov.Slug)
-		}
-		a := &leafAdmission{target: t}
-		a.limits = OwnLimits(string(ledger.KindProvider), prov.ID, mp.Provider.Version, prov.RateLimits)
-		var budgets []ledger.Budget
-		if u := prov.UsageLimits; u != nil && u.CreditLimit != nil {
-			budgets = append(budgets, budgetOf(ledger.KindProvider, prov.ID, "", prov.UsagePeriod(), *u, mp.Provider.Version))
-		}
-		if mp.Integration != nil {
-			integ := &mp.Integration.Value
-			if access, ok := integ.Workspaces[prov.WorkspaceID]; ok {
-				if access.BudgetExhausted {
-					return stateRefusal(analytics.Decider{Kind: string(ledger.KindIntegrationWorkspace), ID: integ.ID, Sub: prov.WorkspaceID,
-						Version: mp.Integration.Version}, "this workspace's budget for the integration "+integ.Slug+" is exhausted")
-				}
-				a.limits = append(a.limits, OwnLimits(string(ledger.KindIntegrationWorkspace), integ.ID, mp.Integration.Version, access.RateLimits)...)
-				for _, u := range access.UsageLimits {
-					if u.CreditLimit != nil {
-						budgets = append(budgets, budgetOf(ledger.KindIntegrationWorkspace, integ.ID, prov.WorkspaceID,
-							integ.WorkspaceUsagePeriod(prov.WorkspaceID), u, mp.Integration.Version))
-					}
-				}
-			}
-		}
-		if len(a.limits) > 0 {
-			d := s.Limiter.Allow(a.limits)
-			if !d.Allowed {
-				return &RefusalError{By: d.Limit.By, Err: &domain.Error{Code: domain.CodeRateLimited, Detail: "rate_limit_exceeded",
-					Message: d.Refusal(s.Now(), "@"+prov.Slug)}}
-			}
-		}
-		if len(budgets) > 0 && s.Ledger != nil {
-			r, refused := s.Ledger.Reserve(budgets, s.worstCase(x, t.Provider, model))
-			if refused != nil {
-				return budgetRefusal(refused)
-			}
-			a.reservation = r
+		a, err := s.admit(x, t, mp, s.worstCase(x, t.Provider, model))
+		if err != nil {
+			return err
 		}
 		x.leaves[path] = a
 		return nil
 	}
+}
+
+// admit takes what a call to a managed provider's target needs: the provider and its
+// integration active and not exhausted, a place in their rate limits, and a reservation of
+// their budgets at the call's worst case. What it took is settled by the caller.
+func (s *Service) admit(x *exchange, t *providers.Target, mp ManagedProvider, worst ledger.Amount) (*leafAdmission, error) {
+	now := s.Now()
+	prov := &mp.Provider.Value
+	switch prov.StatusAt(now) {
+	case domain.ProviderExhausted:
+		return nil, stateRefusal(analytics.Decider{Kind: string(ledger.KindProvider), ID: prov.ID, Version: mp.Provider.Version},
+			"the provider @"+prov.Slug+"'s usage limit is exhausted")
+	case domain.ProviderExpired:
+		return nil, domain.Errorf(domain.CodeForbidden, "the provider @%s has expired", prov.Slug)
+	}
+	a := &leafAdmission{target: t}
+	a.limits = OwnLimits(string(ledger.KindProvider), prov.ID, mp.Provider.Version, prov.RateLimits)
+	var budgets []ledger.Budget
+	if u := prov.UsageLimits; u != nil && u.CreditLimit != nil {
+		budgets = append(budgets, budgetOf(ledger.KindProvider, prov.ID, "", prov.UsagePeriod(), *u, mp.Provider.Version))
+	}
+	if mp.Integration != nil {
+		integ := &mp.Integration.Value
+		if access, ok := integ.Workspaces[prov.WorkspaceID]; ok {
+			if access.BudgetExhausted {
+				return nil, stateRefusal(analytics.Decider{Kind: string(ledger.KindIntegrationWorkspace), ID: integ.ID, Sub: prov.WorkspaceID,
+					Version: mp.Integration.Version}, "this workspace's budget for the integration "+integ.Slug+" is exhausted")
+			}
+			a.limits = append(a.limits, OwnLimits(string(ledger.KindIntegrationWorkspace), integ.ID, mp.Integration.Version, access.RateLimits)...)
+			for _, u := range access.UsageLimits {
+				if u.CreditLimit != nil {
+					budgets = append(budgets, budgetOf(ledger.KindIntegrationWorkspace, integ.ID, prov.WorkspaceID,
+						integ.WorkspaceUsagePeriod(prov.WorkspaceID), u, mp.Integration.Version))
+				}
+			}
+		}
+	}
+	if len(a.limits) > 0 {
+		d := s.Limiter.Allow(a.limits)
+		if !d.Allowed {
+			return nil, &RefusalError{By: d.Limit.By, Err: &domain.Error{Code: domain.CodeRateLimited, Detail: "rate_limit_exceeded",
+				Message: d.Refusal(s.Now(), "@"+prov.Slug)}}
+		}
+	}
+	if len(budgets) > 0 && s.Ledger != nil {
+		r, refused := s.Ledger.Reserve(budgets, worst)
+		if refused != nil {
+			return nil, budgetRefusal(refused)
+		}
+		a.reservation = r
+	}
+	return a, nil
 }
 
 // budgetRefusal answers a budget that cannot take the request, naming it, its limit and its
@@ -217,7 +228,24 @@ func (s *Service) settle(x *exchange) {
 	if x.usageKnown && x.rec.AIService != "" {
 		x.rec.Cost = s.cost(x, x.rec.AIService, x.leafModels[x.served], u)
 	}
-	actual := ledger.Amount{Cost: x.rec.Cost, Tokens: float64(u.TotalTokens)}
+	own := ledger.Amount{Cost: x.rec.Cost, Tokens: float64(u.TotalTokens)}
+	actual, tokens := own, u.TotalTokens // the request's own budgets' share: its call and its embedding
+	if e := x.embedding; e != nil {
+		// The semantic cache's embedding is the request's spending too: its own budgets and
+		// token limits are charged with it, and its provider's with it alone.
+		spent := e.amount()
+		if a := e.admitted; a != nil {
+			if a.reservation != nil {
+				e.charges = a.reservation.Settle(spent)
+			}
+			if e.usage.TotalTokens > 0 {
+				s.Limiter.Charge(a.limits, e.usage.TotalTokens)
+			}
+		}
+		actual.Cost += spent.Cost
+		actual.Tokens += spent.Tokens
+		tokens += e.usage.TotalTokens
+	}
 	if x.reservation != nil {
 		x.charged(x.reservation.Settle(actual))
 	}
@@ -226,23 +254,29 @@ func (s *Service) settle(x *exchange) {
 			continue
 		}
 		if path == x.served {
-			x.charged(a.reservation.Settle(actual))
+			x.charged(a.reservation.Settle(own))
 		} else {
 			a.reservation.Settle(ledger.Amount{})
 		}
 	}
-	if u.TotalTokens > 0 {
-		s.Limiter.Charge(x.limits, u.TotalTokens)
-		if served != nil {
-			s.Limiter.Charge(served.limits, u.TotalTokens)
-		}
+	if tokens > 0 {
+		s.Limiter.Charge(x.limits, tokens)
+	}
+	if u.TotalTokens > 0 && served != nil {
+		s.Limiter.Charge(served.limits, u.TotalTokens)
 	}
 }
 
 func (x *exchange) charged(charges []ledger.Charge) {
+	x.prov.Charged = appendCharges(x.prov.Charged, charges)
+}
+
+// appendCharges adds the ledger's charges to a log row's, as its provenance names them.
+func appendCharges(to []analytics.Charge, charges []ledger.Charge) []analytics.Charge {
 	for _, c := range charges {
 		b := c.Budget
-		x.prov.Charged = append(x.prov.Charged, analytics.Charge{Amount: c.Amount,
+		to = append(to, analytics.Charge{Amount: c.Amount,
 			Decider: analytics.Decider{Kind: string(b.Kind), ID: b.ID, Sub: b.Sub, Version: b.Version, Limit: b.Limit, Used: c.Used}})
 	}
+	return to
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 	"github.com/causeway/causeway/gateway/openai"
 	"github.com/causeway/causeway/gateway/providers"
 	"github.com/causeway/causeway/gateway/sse"
+	"github.com/causeway/causeway/ledger"
 )
 
 // The answer cache is a step of the pipeline, after budgets and before routing: a request
@@ -267,25 +269,34 @@ func promptText(call providers.Call) string {
 }
 
 // embed calls the cache's embedding model on text: the config's @provider, or the plan's first
-// target, with the model the config names or that provider's default.
+// target, with the model the config names or that provider's default. The call is a provider
+// call like any other: a managed provider admits it first (its status, rate limits and
+// budgets), and what it used is charged and logged with the request (x.embedding, settle).
 func (s *Service) embed(ctx context.Context, x *exchange, res *resolved, cfg *domain.Cache, text string) ([]float32, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, errors.New("no user text to embed")
 	}
-	var t *providers.Target
+	var (
+		t       *providers.Target
+		mp      ManagedProvider
+		managed bool
+	)
 	model := ""
 	if e := cfg.Embedding; e != nil {
 		model = e.Model
 		if slug, ok := strings.CutPrefix(e.Provider, "@"); ok {
-			target, _, err := s.managed(x, slug, "cache.embedding.provider")
+			target, p, err := s.managed(x, slug, "cache.embedding.provider")
 			if err != nil {
 				return nil, err
 			}
-			t = target
+			t, mp, managed = target, p, true
 		}
 	}
 	if t == nil {
 		t = firstLeaf(&res.plan)
+		if t != nil {
+			mp, managed = res.leaves[t]
+		}
 	}
 	if t == nil {
 		return nil, errors.New("the plan has no target")
@@ -295,8 +306,22 @@ func (s *Service) embed(ctx context.Context, x *exchange, res *resolved, cfg *do
 			return nil, errors.New("the provider " + t.Provider + " has no default embedding model: name one in cache.embedding")
 		}
 	}
+	call := &embedCall{provider: t.Provider, service: t.Provider, model: model}
+	if managed {
+		call.provider = "@" + mp.Provider.Value.Slug
+		prompt := len(text)/4 + 1
+		worst := s.cost(x, t.Provider, model, providers.Usage{PromptTokens: prompt, TotalTokens: prompt})
+		a, err := s.admit(x, t, mp, ledger.Amount{Tokens: float64(prompt), Cost: worst})
+		if err != nil {
+			return nil, fmt.Errorf("the embedding provider %s refused the lookup: %w", call.provider, err)
+		}
+		call.admitted = a
+	}
+	x.embedding, call.start = call, s.Now()
 	if s.Cache.Embed != nil {
-		return s.Cache.Embed(ctx, t, model, text)
+		vec, err := s.Cache.Embed(ctx, t, model, text)
+		call.done(s.Now(), nil, err)
+		return vec, err
 	}
 	ask := map[string]any{"model": model, "input": text}
 	if base64Embeddings[t.Provider] {
@@ -310,17 +335,79 @@ func (s *Service) embed(ctx context.Context, x *exchange, res *resolved, cfg *do
 	}
 	req, err := openai.ParseEmbedding(body)
 	if err != nil {
+		call.done(s.Now(), nil, err)
 		return nil, err
 	}
 	run, err := s.Engine.Run(ctx, Plan{Target: t}, providers.Call{Endpoint: providers.EndpointEmbed, Body: body, Embedding: req, Model: model})
 	defer run.Close()
+	call.done(s.Now(), run.Response, err)
 	if err != nil {
 		return nil, err
 	}
 	if run.Response == nil {
 		return nil, errors.New("the embedding call answered no body")
 	}
+	call.cost = s.cost(x, t.Provider, model, call.usage)
 	return decodeEmbedding(run.Response.Body)
+}
+
+// embedCall is a semantic lookup's embedding call, which spends like any provider call: its
+// managed provider's admission, its usage and cost, and how it ended, for settle to charge and
+// finish to log as a row of its own.
+type embedCall struct {
+	provider string // the managed provider (@slug), or the adapter named by the request
+	service  string // the adapter
+	model    string
+	admitted *leafAdmission // nil: not a managed provider
+	usage    providers.Usage
+	cost     float64
+	status   int
+	err      string
+	charges  []ledger.Charge
+	start    time.Time
+	end      time.Time
+}
+
+// done records how the call ended: its answer's status and usage, or its error.
+func (e *embedCall) done(end time.Time, resp *providers.Response, err error) {
+	e.end, e.status = end, http.StatusOK
+	if err != nil {
+		e.status, e.err = http.StatusBadGateway, "the semantic cache's embedding call failed"
+		var up *providers.UpstreamError
+		if errors.As(err, &up) {
+			e.status = up.Status
+		}
+		return
+	}
+	if resp != nil {
+		if resp.Status != 0 {
+			e.status = resp.Status
+		}
+		e.usage = resp.Usage
+		if e.usage.TotalTokens == 0 {
+			e.usage.TotalTokens = e.usage.PromptTokens + e.usage.CompletionTokens
+		}
+	}
+}
+
+func (e *embedCall) amount() ledger.Amount {
+	return ledger.Amount{Cost: e.cost, Tokens: float64(e.usage.TotalTokens)}
+}
+
+// record is the call's log row: under the request's trace, its own usage, cost and budgets.
+func (e *embedCall) record(x *exchange) analytics.LogRecord {
+	latency := float64(e.end.Sub(e.start).Microseconds()) / 1000
+	rec := analytics.LogRecord{ID: newRequestID(), TraceID: x.rec.TraceID, ParentSpanID: x.rec.SpanID,
+		SpanName: "semantic cache embedding", OrganisationID: x.rec.OrganisationID, WorkspaceID: x.rec.WorkspaceID,
+		APIKeyID: x.rec.APIKeyID, Provider: e.provider, AIService: e.service, Model: e.model, ConfigID: x.rec.ConfigID,
+		Endpoint: providers.EndpointEmbed, Method: http.MethodPost, Path: "/embeddings", StatusCode: e.status,
+		PromptTokens: e.usage.PromptTokens, TotalTokens: e.usage.TotalTokens, Cost: e.cost, LatencyMS: latency,
+		UpstreamMS: latency, CacheStatus: analytics.CacheDisabled, Metadata: x.metadata, Error: e.err, LogFormat: "v1",
+		StartedAt: e.start, EndedAt: e.end}
+	if len(e.charges) > 0 {
+		rec.Provenance = &analytics.Provenance{Charged: appendCharges(nil, e.charges)}
+	}
+	return rec
 }
 
 // base64Embeddings are the provider types whose embeddings API answers encoding_format base64

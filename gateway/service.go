@@ -125,6 +125,7 @@ type exchange struct {
 	prov        analytics.Provenance
 
 	cache           *cacheLookup // nil: the request is not cached
+	embedding       *embedCall   // the semantic lookup's embedding call; nil: none was made
 	cachedLatencyMS float64      // a hit's: how long the answer it replays took
 
 	guards *guardrailSet           // nil: no guardrail applies
@@ -671,6 +672,9 @@ func (s *Service) finish(x *exchange) {
 	s.storeAnswer(x)
 	if s.Logs != nil {
 		s.Logs.Log(x.rec)
+		if x.embedding != nil {
+			s.Logs.Log(x.embedding.record(x))
+		}
 	}
 }
 

@@ -470,3 +470,95 @@ func TestCacheSurvivesARestart(t *testing.T) {
 	c.expectStatus(cfg, cacheChat, nil, "HIT")
 	assert.Equal(t, 1, c.chats())
 }
+
+// The semantic cache's embedding call is a provider call like any other: its managed provider
+// admits it (rate limits, budgets), it is charged to the request's budgets and the provider's,
+// and it is logged as a row of its own under the request's trace. A provider that refuses it
+// leaves the lookup exact, and the request is still served.
+func TestCacheSemanticEmbeddingIsGoverned(t *testing.T) {
+	freshMinute(t)
+	c := newCached(t, startGateway(t))
+	keyID, key := c.governed.key(map[string]any{"usage_limits": map[string]any{"type": "cost", "credit_limit": 100}})
+	// An embedding token costs a cent: the stand-in counts a word a token.
+	c.admin(http.MethodPut, "/model-configs/pricing/openai/text-embedding-3-small",
+		map[string]any{"pay_as_you_go": map[string]any{"request_token": map[string]any{"price": 1}, "response_token": map[string]any{"price": 0}}})
+	c.admin(http.MethodPost, "/integrations", map[string]any{"name": "emb", "slug": "emb", "ai_provider_id": "openai",
+		"key": "sk-embeddings", "workspace_id": c.ws, "configurations": map[string]any{"custom_host": c.oa.BaseURL()}})
+	prov := c.admin(http.MethodPut, "/providers/emb?workspace_id="+c.ws, map[string]any{
+		"rate_limits":  []map[string]any{{"type": "requests", "unit": "rpm", "value": 2}},
+		"usage_limits": map[string]any{"type": "cost", "credit_limit": 50}})
+	c.oa.SetEmbeddings(map[string][]float32{
+		"What is the capital of France?": unit(0),
+		"Tell me France's capital city.": unit(0.2),
+		"How do I bake sourdough bread?": unit(1.2),
+	})
+	cfg := c.config(`{"mode":"semantic","threshold":0.95,"embedding":{"provider":"@emb","model":"text-embedding-3-small"}}`)
+	ask := func(q string) string {
+		return fmt.Sprintf(`{"model":"gpt-4o-mini","max_tokens":4,"messages":[{"role":"user","content":%q}]}`, q)
+	}
+	send := func(q, want string) string {
+		t.Helper()
+		resp, raw := c.call(key, "/chat/completions", cfg, ask(q), nil)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", raw)
+		require.Equal(t, want, resp.Header.Get("x-gateway-cache-status"), "%s", raw)
+		return resp.Header.Get("x-gateway-trace-id")
+	}
+
+	trace := send("What is the capital of France?", "MISS")
+	rows := c.traceRows(trace, 2)
+	emb, main := rows["semantic cache embedding"], rows[""]
+	require.NotNil(t, emb, "the embedding call has its own row: %v", rows)
+	require.NotNil(t, main, "%v", rows)
+	em, mm := emb["metrics"].(map[string]any), main["metrics"].(map[string]any)
+	assert.Equal(t, "@emb", em["provider"])
+	assert.Equal(t, "text-embedding-3-small", em["ai_model"])
+	assert.Equal(t, "embed", em["endpoint"])
+	assert.EqualValues(t, 6, em["req_units"], "six words, six tokens: %v", em)
+	assert.InDelta(t, 0.06, em["cost"].(float64), 1e-9, "%v", em)
+	assert.Contains(t, fmt.Sprint(emb["provenance"]), prov["id"], "charged to the provider's budget")
+	mainCost := mm["cost"].(float64)
+	charged := main["provenance"].(map[string]any)["charged"].([]any)
+	require.Len(t, charged, 1, "%v", main["provenance"])
+	assert.Equal(t, keyID, charged[0].(map[string]any)["id"])
+	assert.InDelta(t, mainCost+0.06, charged[0].(map[string]any)["amount"].(float64), 1e-9, "the key is charged the answer and the embedding")
+	require.Eventually(t, func() bool { return math.Abs(c.keyUsage(keyID)-(mainCost+0.06)) < 1e-9 }, 5*time.Second, 20*time.Millisecond,
+		"the key's budget is charged the answer and the embedding: %v", c.keyUsage(keyID))
+	require.Eventually(t, func() bool {
+		p := c.admin(http.MethodGet, "/providers/emb?workspace_id="+c.ws, nil)
+		ul, _ := p["usage_limits"].(map[string]any)
+		return ul != nil && math.Abs(ul["current_usage"].(float64)-0.06) < 1e-9
+	}, 5*time.Second, 20*time.Millisecond, "the provider's budget is charged the embedding")
+
+	send("Tell me France's capital city.", "SEMANTIC HIT")
+	assert.Equal(t, 2, countPath(c.oa.Requests(), "/embeddings"))
+
+	// The provider's two requests a minute are spent: the lookup stays exact, the chat is served.
+	send("How do I bake sourdough bread?", "MISS")
+	assert.Equal(t, 2, countPath(c.oa.Requests(), "/embeddings"), "the provider's rate limit held the third embedding")
+}
+
+// traceRows waits for n log rows of a trace and answers them by span name, whole.
+func (c *cached) traceRows(trace string, n int) map[string]map[string]any {
+	c.t.Helper()
+	var ids []string
+	require.Eventually(c.t, func() bool {
+		status, page := c.adminStatus(http.MethodGet, "/logs?trace_id="+trace, nil)
+		data, _ := page["data"].([]any)
+		if status != http.StatusOK || len(data) < n {
+			return false
+		}
+		ids = ids[:0]
+		for _, d := range data {
+			ids = append(ids, d.(map[string]any)["_id"].(string))
+		}
+		return true
+	}, 10*time.Second, 50*time.Millisecond, "fewer than %d rows for trace %s", n, trace)
+	out := map[string]map[string]any{}
+	for _, id := range ids {
+		row := c.admin(http.MethodGet, "/logs/"+id, nil)
+		metrics, _ := row["metrics"].(map[string]any)
+		name, _ := metrics["span_name"].(string)
+		out[name] = row
+	}
+	return out
+}
