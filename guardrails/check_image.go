@@ -43,7 +43,7 @@ func NewInlineImageCheck(params map[string]any, deps Deps) (Check, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := newNetParams(params)
+	p := netParams(params)
 	c := &inlineImageCheck{
 		providers:   map[string]bool{},
 		maxSize:     p.integer("maxSizeBytes", 20<<20, 1, inlineImageMaxBytes),

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,9 +42,12 @@ var jwtAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512
 // default 86400), clockTolerance (seconds of skew allowed on exp, nbf and iat, 0 to 300,
 // default 5), maxTokenAge (how old iat may be, "<n><unit>" with unit s, m, h, d or w — or
 // their long forms, as the reference's jose library reads them — up to 365d, default "1d";
-// a token without iat then fails); and ours, algorithms (a subset of RS256, RS384, RS512,
-// PS256, PS384, PS512, ES256, ES384, ES512, EdDSA; default all of them). Hook:
-// beforeRequestHook.
+// a token without iat then fails); and ours: algorithms (a subset of RS256, RS384, RS512,
+// PS256, PS384, PS512, ES256, ES384, ES512, EdDSA; default all of them), issuer (the "iss" the
+// token must carry) and audience (1 to 16 values, one of which its "aud" must hold). Every
+// JWKS of a public identity provider verifies the tokens it issues for any of its customers'
+// applications, so without an issuer and an audience a token minted for another application
+// passes; set both. Hook: beforeRequestHook.
 //
 // The token's header must name an allowed alg and a kid; the key is the JWKS's key of that
 // kid, whose type must fit the alg (and whose alg, if it has one, must be the token's). A kid
@@ -53,10 +57,10 @@ func NewJWTCheck(params map[string]any, deps Deps) (Check, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := newNetParams(params)
+	p := netParams(params)
 	c := &jwtCheck{
 		jwksURI:        p.url("jwksUri", true, "", deps.CheckURL),
-		headerKey:      p.str("headerKey", false, "Authorization", 256),
+		headerKey:      p.nonEmptyStr("headerKey", false, "Authorization", 256),
 		cacheMaxAge:    time.Duration(p.integer("cacheMaxAge", 86400, 1, 604800)) * time.Second,
 		clockTolerance: time.Duration(p.integer("clockTolerance", 5, 0, 300)) * time.Second,
 		algs:           map[string]jwa.SignatureAlgorithm{},
@@ -67,7 +71,9 @@ func NewJWTCheck(params map[string]any, deps Deps) (Check, error) {
 	if c.headerKey != "" && !validHeaderName(c.headerKey) {
 		p.fail("headerKey", "is not a valid header name")
 	}
-	maxAge := p.str("maxTokenAge", false, "1d", 32)
+	c.issuer = p.nonEmptyStr("issuer", false, "", 1024)
+	c.audience = p.strList("audience", false, 16, 1024)
+	maxAge := p.nonEmptyStr("maxTokenAge", false, "1d", 32)
 	if d, ok := parseTokenAge(maxAge); ok && d > 0 && d <= 365*24*time.Hour {
 		c.maxTokenAge = d
 	} else {
@@ -143,6 +149,8 @@ type jwtCheck struct {
 	cacheMaxAge    time.Duration
 	clockTolerance time.Duration
 	maxTokenAge    time.Duration
+	issuer         string
+	audience       []string
 	algs           map[string]jwa.SignatureAlgorithm
 	client         *http.Client
 	now            func() time.Time
@@ -208,6 +216,9 @@ func (c *jwtCheck) Run(ctx context.Context, in Input) (Verdict, error) {
 		jwt.WithAcceptableSkew(c.clockTolerance),
 		jwt.WithClock(jwt.ClockFunc(func() time.Time { return now })),
 	)
+	if err == nil {
+		err = c.validateParties(tok)
+	}
 	if err != nil {
 		msg := err.Error()
 		for _, prefix := range []string{"jwt.ParseString: ", "failed to parse string: ", "jwt.Validate: "} {
@@ -227,6 +238,25 @@ func (c *jwtCheck) Run(ctx context.Context, in Input) (Verdict, error) {
 		data["sub"] = sub
 	}
 	return Verdict{Pass: true, Explanation: "JWT token validation succeeded", Data: data}, nil
+}
+
+// validateParties checks who issued the token and for whom, when the check names them.
+func (c *jwtCheck) validateParties(tok jwt.Token) error {
+	if c.issuer != "" {
+		if iss, _ := tok.Issuer(); iss != c.issuer {
+			return fmt.Errorf(`the token's "iss" is not the issuer this check trusts`)
+		}
+	}
+	if len(c.audience) > 0 {
+		aud, _ := tok.Audience()
+		for _, a := range aud {
+			if slices.Contains(c.audience, a) {
+				return nil
+			}
+		}
+		return fmt.Errorf(`the token's "aud" names none of the audiences this check accepts`)
+	}
+	return nil
 }
 
 // Hooks are the hooks the check runs on.

@@ -329,7 +329,7 @@ func TestJWTParams(t *testing.T) {
 		{"HS256", map[string]any{"jwksUri": u, "algorithms": []any{"RS256", "HS256"}}, "algorithms[1]"},
 		{"none", map[string]any{"jwksUri": u, "algorithms": []any{"none"}}, "algorithms[0]"},
 		{"algorithms empty", map[string]any{"jwksUri": u, "algorithms": []any{}}, "algorithms"},
-		{"unknown", map[string]any{"jwksUri": u, "issuer": "x"}, "issuer"},
+		{"unknown", map[string]any{"jwksUri": u, "issuers": "x"}, "issuers"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -361,4 +361,58 @@ func hmacToken(t *testing.T, secret []byte, now time.Time) string {
 	m := hmac.New(sha256.New, secret)
 	m.Write([]byte(signing))
 	return signing + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// issue and audience name who must have issued the token and for whom: a token of the same
+// JWKS minted for another application, or by another issuer, is refused, naming the claim.
+func TestJWTIssuerAndAudience(t *testing.T) {
+	f := newJWTFixture(t, map[string]any{"issuer": "https://idp.example", "audience": []any{"causeway", "gateway"}})
+	now := f.clock.Now()
+	token := func(claims map[string]any) string {
+		tok := jwt.New()
+		require.NoError(t, tok.Set(jwt.IssuedAtKey, now.Add(-time.Minute)))
+		require.NoError(t, tok.Set(jwt.ExpirationKey, now.Add(time.Hour)))
+		for k, v := range claims {
+			require.NoError(t, tok.Set(k, v))
+		}
+		raw, err := jwt.Sign(tok, jwt.WithKey(jwa.RS256(), f.key))
+		require.NoError(t, err)
+		return string(raw)
+	}
+	cases := []struct {
+		name   string
+		claims map[string]any
+		want   string // "" passes
+	}{
+		{"issuer and one audience", map[string]any{"iss": "https://idp.example", "aud": []string{"other", "gateway"}}, ""},
+		{"another issuer", map[string]any{"iss": "https://evil.example", "aud": "causeway"}, `"iss"`},
+		{"no issuer", map[string]any{"aud": "causeway"}, `"iss"`},
+		{"another application", map[string]any{"iss": "https://idp.example", "aud": "billing"}, `"aud"`},
+		{"no audience", map[string]any{"iss": "https://idp.example"}, `"aud"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := f.check.Run(context.Background(), jwtInput(t, "authorization", "Bearer "+token(tc.claims)))
+			require.NoError(t, err)
+			if tc.want == "" {
+				require.True(t, v.Pass, v.Explanation)
+				return
+			}
+			require.False(t, v.Pass)
+			require.Contains(t, v.Explanation, tc.want)
+		})
+	}
+
+	for name, params := range map[string]map[string]any{
+		"audience empty":      {"audience": []any{}},
+		"audience not a list": {"audience": 3},
+		"issuer empty":        {"issuer": ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			params["jwksUri"] = f.issuer.URL
+			_, err := guardrails.NewJWTCheck(params, guardedDeps(t))
+			var pe *guardrails.ParamError
+			require.ErrorAs(t, err, &pe)
+		})
+	}
 }

@@ -33,22 +33,18 @@ func NewLassoClassifyCheck(params map[string]any, deps Deps) (Check, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := newNetParams(params)
+	p := netParams(params)
 	c := &lassoCheck{client: noRedirects(deps.Client)}
-	if creds := p.object("credentials", true); creds != nil {
-		c.apiKey = strParam(p, "apiKey", "credentials.apiKey", creds, true, "", 4096)
-		if c.apiKey != "" && strings.ContainsAny(c.apiKey, "\r\n\x00") {
-			p.fail("credentials.apiKey", "must not hold line breaks")
-		}
-		for k := range creds {
-			if k != "apiKey" {
-				p.fail("credentials."+k, "unknown parameter")
-				break
-			}
-		}
+	if !p.has("credentials") {
+		p.fail("credentials", "is required (an object)")
 	}
-	c.conversationID = p.str("conversationId", false, "", 256)
-	c.userID = p.str("userId", false, "", 256)
+	creds := p.sub("credentials")
+	c.apiKey = creds.nonEmptyStr("apiKey", true, "", 4096)
+	if strings.ContainsAny(c.apiKey, "\r\n\x00") {
+		creds.fail("apiKey", "must not hold line breaks")
+	}
+	c.conversationID = p.nonEmptyStr("conversationId", false, "", 256)
+	c.userID = p.nonEmptyStr("userId", false, "", 256)
 	c.timeout = p.millis("timeout", 5000, 60000)
 	base := p.url("baseURL", false, LassoBaseURL, nil)
 	if base != LassoBaseURL {
@@ -62,7 +58,7 @@ func NewLassoClassifyCheck(params map[string]any, deps Deps) (Check, error) {
 			p.fail(v.name, "must not hold line breaks")
 		}
 	}
-	if err := p.done(); err != nil {
+	if err := p.done(creds); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -33,8 +33,15 @@ func (p *paramReader) sub(name string) *paramReader {
 
 func (p *paramReader) path(name string) string { return p.prefix + name }
 
+// fail records a problem once, however many reads find it.
 func (p *paramReader) fail(name, format string, args ...any) {
-	p.errs = append(p.errs, &ParamError{Param: p.path(name), Message: fmt.Sprintf(format, args...)})
+	e := &ParamError{Param: p.path(name), Message: fmt.Sprintf(format, args...)}
+	for _, seen := range p.errs {
+		if pe, ok := seen.(*ParamError); ok && *pe == *e {
+			return
+		}
+	}
+	p.errs = append(p.errs, e)
 }
 
 // lookup marks name as read and returns its value; null counts as absent.

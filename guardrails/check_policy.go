@@ -36,8 +36,8 @@ func NewExternalPolicyCheck(params map[string]any, deps Deps) (Check, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := newNetParams(params)
-	c := &policyCheck{policyID: p.str("policyId", true, "", 256), signedEndpoint: signedEndpoint{
+	p := netParams(params)
+	c := &policyCheck{policyID: p.nonEmptyStr("policyId", true, "", 256), signedEndpoint: signedEndpoint{
 		url:     p.url("url", true, "", deps.CheckURL),
 		header:  p.headers("headers"),
 		timeout: p.millis("timeout", 10000, 60000),

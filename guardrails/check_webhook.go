@@ -41,7 +41,7 @@ func NewWebhookCheck(params map[string]any, deps Deps) (Check, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := newNetParams(params)
+	p := netParams(params)
 	c := &webhookCheck{signedEndpoint{
 		url:     p.url("webhookURL", true, "", deps.CheckURL),
 		header:  p.headers("headers"),

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"sort"
@@ -208,198 +207,34 @@ func hookSupported(id string, h Hook, hooks []Hook) error {
 	return fmt.Errorf("%s runs on %s, not %q", id, netHookNames(hooks), h)
 }
 
-// netParams reads a check's parameters strictly: each getter marks its parameter known and
-// records the first problem; done reports it, or else the first unknown parameter.
-// failOnError and timeout are known to every check: they are the runner's (Registry.Configure
-// reads and bounds them), as in the reference gateway; a check with a timeout of its own
-// reads it too.
-type netParams struct {
-	raw  map[string]any
-	seen map[string]bool
-	err  *ParamError
-}
-
-func newNetParams(raw map[string]any) *netParams {
-	return &netParams{raw: raw, seen: map[string]bool{"failOnError": true, "timeout": true}}
-}
-
-func (p *netParams) fail(param, format string, args ...any) {
-	if p.err == nil {
-		p.err = &ParamError{Param: param, Message: fmt.Sprintf(format, args...)}
-	}
-}
-
-// get returns a parameter's value; a JSON null counts as absent.
-func (p *netParams) get(name string) (any, bool) {
-	p.seen[name] = true
-	v, ok := p.raw[name]
-	return v, ok && v != nil
-}
-
-func (p *netParams) done() error {
-	if p.err != nil {
-		return p.err
-	}
-	var unknown []string
-	for k := range p.raw {
-		if !p.seen[k] {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return &ParamError{Param: unknown[0], Message: "unknown parameter"}
-	}
-	if v, ok := p.raw["failOnError"]; ok && v != nil {
-		if _, ok := v.(bool); !ok {
-			return &ParamError{Param: "failOnError", Message: "must be a boolean"}
-		}
-	}
-	return nil
-}
-
-// str reads a string of 1 to maxLen bytes.
-func (p *netParams) str(name string, required bool, def string, maxLen int) string {
-	p.seen[name] = true
-	return strParam(p, name, name, p.raw, required, def, maxLen)
-}
-
-// strParam reads raw[name], reported as path: top-level or nested parameters.
-func strParam(p *netParams, name, path string, raw map[string]any, required bool, def string, maxLen int) string {
-	var v any
-	var ok bool
-	if raw != nil {
-		v, ok = raw[name]
-		ok = ok && v != nil
-	}
-	if !ok {
-		if required {
-			p.fail(path, "is required")
-		}
-		return def
-	}
-	s, isStr := v.(string)
-	switch {
-	case !isStr:
-		p.fail(path, "must be a string")
-	case s == "":
-		p.fail(path, "must not be empty")
-	case len(s) > maxLen:
-		p.fail(path, "must be at most %d characters", maxLen)
-	default:
-		return s
-	}
-	return def
-}
-
-// integer reads a whole number from lo to hi.
-func (p *netParams) integer(name string, def, lo, hi int64) int64 {
-	v, ok := p.get(name)
-	if !ok {
-		return def
-	}
-	var f float64
-	switch n := v.(type) {
-	case float64:
-		f = n
-	case float32:
-		f = float64(n)
-	case int:
-		f = float64(n)
-	case int64:
-		f = float64(n)
-	case json.Number:
-		x, err := n.Float64()
-		if err != nil {
-			p.fail(name, "must be a number from %d to %d", lo, hi)
-			return def
-		}
-		f = x
-	default:
-		p.fail(name, "must be a number from %d to %d", lo, hi)
-		return def
-	}
-	if f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
-		p.fail(name, "must be a whole number from %d to %d", lo, hi)
-		return def
-	}
-	return int64(f)
+// netParams reads a network check's parameters with the reader every check uses. failOnError
+// and timeout are known to every check: they are the runner's (Registry.Configure reads and
+// bounds them), as in the reference gateway; a check with a timeout of its own reads it too.
+func netParams(raw map[string]any) *paramReader {
+	p := readParams(raw)
+	p.boolean("failOnError", false)
+	p.seen["timeout"] = true
+	return p
 }
 
 // millis reads a duration in milliseconds from 1 to hi.
-func (p *netParams) millis(name string, def, hi int64) time.Duration {
+func (p *paramReader) millis(name string, def, hi int64) time.Duration {
 	return time.Duration(p.integer(name, def, 1, hi)) * time.Millisecond
 }
 
-func (p *netParams) boolean(name string, def bool) bool {
-	v, ok := p.get(name)
-	if !ok {
-		return def
+// strList reads a list of 1 to maxItems strings of 1 to maxLen bytes each; nil when absent.
+func (p *paramReader) strList(name string, required bool, maxItems, maxLen int) []string {
+	present := p.has(name)
+	items := p.strings(name, required, maxItems, false)
+	if present && len(items) == 0 && len(p.errs) == 0 {
+		p.fail(name, "must hold at least one item")
 	}
-	b, isBool := v.(bool)
-	if !isBool {
-		p.fail(name, "must be a boolean")
-		return def
-	}
-	return b
-}
-
-// strList reads a list of 1 to maxItems strings of 1 to maxLen bytes each.
-func (p *netParams) strList(name string, required bool, maxItems, maxLen int) []string {
-	v, ok := p.get(name)
-	if !ok {
-		if required {
-			p.fail(name, "is required")
-		}
-		return nil
-	}
-	items, isList := v.([]any)
-	if !isList {
-		if ss, isStrs := v.([]string); isStrs {
-			items = make([]any, len(ss))
-			for i, s := range ss {
-				items[i] = s
-			}
-		} else {
-			p.fail(name, "must be a list of strings")
-			return nil
+	for i, s := range items {
+		if len(s) > maxLen {
+			p.fail(fmt.Sprintf("%s[%d]", name, i), "is %d bytes, at most %d", len(s), maxLen)
 		}
 	}
-	if len(items) == 0 || len(items) > maxItems {
-		p.fail(name, "must hold 1 to %d items", maxItems)
-		return nil
-	}
-	out := make([]string, 0, len(items))
-	for i, it := range items {
-		s, isStr := it.(string)
-		path := fmt.Sprintf("%s[%d]", name, i)
-		switch {
-		case !isStr:
-			p.fail(path, "must be a string")
-		case s == "" || len(s) > maxLen:
-			p.fail(path, "must be 1 to %d characters", maxLen)
-		default:
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// object reads an object parameter.
-func (p *netParams) object(name string, required bool) map[string]any {
-	v, ok := p.get(name)
-	if !ok {
-		if required {
-			p.fail(name, "is required")
-		}
-		return nil
-	}
-	m, isMap := v.(map[string]any)
-	if !isMap {
-		p.fail(name, "must be an object")
-		return nil
-	}
-	return m
+	return items
 }
 
 // The headers an admin may not set on a call: the transport's, the signature's and the body's.
@@ -411,9 +246,9 @@ var reservedHeaders = map[string]bool{
 
 // headers reads an object of header names to string values (at most 32, each value at most
 // 8 KiB). Values are never repeated in a message: they are often credentials.
-func (p *netParams) headers(name string) http.Header {
+func (p *paramReader) headers(name string) http.Header {
 	m := p.object(name, false)
-	if m == nil {
+	if len(m) == 0 {
 		return nil
 	}
 	if len(m) > 32 {
@@ -459,8 +294,8 @@ func validHeaderName(k string) bool {
 
 // url reads an http(s) URL and, if check is set, has the egress guard check it now. The
 // message never repeats the URL: its query may hold a token.
-func (p *netParams) url(name string, required bool, def string, check func(string) error) string {
-	s := p.str(name, required, "", 4096)
+func (p *paramReader) url(name string, required bool, def string, check func(string) error) string {
+	s := p.nonEmptyStr(name, required, "", 4096)
 	if s == "" {
 		return def
 	}
