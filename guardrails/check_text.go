@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"regexp/syntax"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -41,6 +43,9 @@ type regexMatch struct {
 	re   *regexp.Regexp
 	rule string
 	not  bool
+	// words: the rule has a word boundary (\b, \B), so a window is matched without the word
+	// pieces at its ends, which would read as whole words ("bad" in "badge").
+	words bool
 }
 
 // newRegexMatch: rule (required, RE2 syntax: the reference's JavaScript lookarounds and
@@ -60,14 +65,37 @@ func newRegexMatch(params map[string]any, _ Deps) (Check, error) {
 	if err := p.done(); err != nil {
 		return nil, err
 	}
-	return &regexMatch{re: re, rule: rule, not: not}, nil
+	return &regexMatch{re: re, rule: rule, not: not, words: hasOp(re, syntax.OpWordBoundary, syntax.OpNoWordBoundary)}, nil
 }
 
-// Windowed: with not, a match in any window fails the whole answer.
-func (c *regexMatch) Windowed() bool { return c.not }
+// Windowed: with not, a match in any window fails the whole answer, unless the rule is
+// anchored (^, $, \A, \z): a window's ends are not the text's, so such a rule is judged on
+// the whole answer only.
+func (c *regexMatch) Windowed() bool {
+	return c.not && !hasOp(c.re, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText)
+}
+
+// hasOp: the expression holds one of ops.
+func hasOp(re *regexp.Regexp, ops ...syntax.Op) bool {
+	if re == nil {
+		return false
+	}
+	tree, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return false
+	}
+	var walk func(*syntax.Regexp) bool
+	walk = func(r *syntax.Regexp) bool {
+		return slices.Contains(ops, r.Op) || slices.ContainsFunc(r.Sub, walk)
+	}
+	return walk(tree)
+}
 
 func (c *regexMatch) Run(_ context.Context, in Input) (Verdict, error) {
 	text := textOf(in)
+	if c.words && in.Stream && !in.Final {
+		text = wholeWords(text, in.Cut)
+	}
 	loc := c.re.FindStringSubmatchIndex(text)
 	pass := inverted(loc != nil, c.not)
 	data := map[string]any{"regexPattern": c.rule, "not": c.not, "verdict": pass, "textExcerpt": excerpt(text)}

@@ -46,6 +46,10 @@ type Input struct {
 	// answer (JSON schema, ends with, sentence counts...) run only on the final window.
 	Stream bool
 	Final  bool // the last window of a stream, or a whole answer
+	// Cut is true when a stream's window starts inside a word (the overlap cut into it): its
+	// first letters are a word's tail, as its last may be a word's head. Checks that match
+	// whole words leave both out of a window; the next window, or the final one, holds them.
+	Cut bool
 }
 
 // Verdict is one check's result.

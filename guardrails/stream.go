@@ -90,7 +90,7 @@ func (s *StreamScanner) Write(ctx context.Context, delta string) (HookResult, bo
 	}
 
 	in := s.in
-	in.Text, in.Final = window, false
+	in.Text, in.Final, in.Cut = window, false, from > 0 && wordRuneBefore(seen, from) && wordRuneAt(seen, from)
 	out := execute(ctx, s.gs, s.windowed, in, false)
 	still := s.windowed[:0]
 	for _, sl := range s.windowed {
@@ -143,4 +143,35 @@ func (s *StreamScanner) result(results map[slot]CheckResult, by *DeniedBy) HookR
 		res.DeniedBy = firstDenier(s.gs, res.Guardrails)
 	}
 	return res
+}
+
+// isWordRune is what \b takes for a word's: an ASCII letter, digit or underscore.
+func isWordRune(r rune) bool {
+	return r == '_' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9')
+}
+
+func wordRuneAt(s string, i int) bool {
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return isWordRune(r)
+}
+
+func wordRuneBefore(s string, i int) bool {
+	r, _ := utf8.DecodeLastRuneInString(s[:i])
+	return isWordRune(r)
+}
+
+// wholeWords is a window without the word pieces at its ends: the tail of a word the window
+// starts inside (cut), and the word at its end, which the next delta may go on with.
+func wholeWords(window string, cut bool) string {
+	from := 0
+	for cut && from < len(window) && wordRuneAt(window, from) {
+		_, n := utf8.DecodeRuneInString(window[from:])
+		from += n
+	}
+	end := len(window)
+	for end > from && wordRuneBefore(window, end) {
+		_, n := utf8.DecodeLastRuneInString(window[:end])
+		end -= n
+	}
+	return window[from:end]
 }

@@ -149,3 +149,42 @@ type windowedFunc checkFunc
 
 func (f windowedFunc) Run(ctx context.Context, in Input) (Verdict, error) { return f(ctx, in) }
 func (windowedFunc) Windowed() bool                                       { return true }
+
+// A rule with word boundaries matches whole words in a stream as in the whole answer: a word
+// the next delta goes on with, or whose head the window's overlap cut off, is not a word of
+// its own. An anchored rule is judged on the whole answer only: a window's ends are not the
+// text's.
+func TestStreamWindowsKeepWordsAndAnchorsWhole(t *testing.T) {
+	cases := []struct {
+		name    string
+		rule    string
+		overlap int
+		deltas  []string
+		denyAt  int // index of the delta whose window denies; -1 none
+		denied  bool
+	}{
+		{"a word that goes on", `\bbad\b`, 0, []string{"this is bad", "ge of honour"}, -1, false},
+		{"a word that ends", `\bbad\b`, 0, []string{"this is bad", " news"}, 1, true},
+		{"a word that ends the answer", `\bbad\b`, 0, []string{"this is ", "bad"}, -1, true},
+		{"a word the overlap cut into", `\bsic\b`, 3, []string{"classic", " text"}, -1, false},
+		{"a word after the cut", `\btext\b`, 6, []string{"classic", " text", "."}, 2, true},
+		{"begin anchor", `^bad`, 0, []string{"good ", "bad news"}, -1, false},
+		{"end anchor", `bad$`, 0, []string{"bad", " news"}, -1, false},
+		{"end anchor at the end", `bad$`, 0, []string{"news: ", "bad"}, -1, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			gs := streamGuardrails(t, true, conf(t, "default.regexMatch", P{"rule": tc.rule, "not": true}))
+			s := NewStreamScanner(gs, Input{Model: "m"}, StreamOptions{Overlap: tc.overlap})
+			deniedAt := -1
+			for i, d := range tc.deltas {
+				if _, stop := s.Write(context.Background(), d); stop {
+					deniedAt = i
+					break
+				}
+			}
+			assert.Equal(t, tc.denyAt, deniedAt)
+			assert.Equal(t, tc.denied, s.Finish(context.Background()).Denied, "the whole answer decides in the end")
+		})
+	}
+}
