@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tidwall/gjson"
 	"io"
 	"mime"
 	"net/http"
@@ -15,7 +16,6 @@ import (
 	"sync/atomic"
 
 	"github.com/causeway/causeway/domain"
-	"github.com/causeway/causeway/gateway/openai"
 	"github.com/causeway/causeway/gateway/providers"
 	"github.com/causeway/causeway/gateway/sse"
 )
@@ -531,38 +531,30 @@ func bodyAsIs(c providers.Call) bool {
 	return json.Unmarshal(probe.Model, &model) == nil && model == c.Model
 }
 
-// usageJSON is OpenAI's usage object, with DeepSeek's cache-hit count as a fallback for
-// cached tokens, and OpenRouter's count of input written to the cache
-// (prompt_tokens_details.cache_write_tokens, part of prompt_tokens as cached_tokens is).
-type usageJSON struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	TotalTokens         int `json:"total_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens     int `json:"cached_tokens"`
-		CacheWriteTokens int `json:"cache_write_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionTokensDetails *struct {
-		ReasoningTokens int `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
-	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"`
-}
-
-func (u *usageJSON) usage() providers.Usage {
-	out := providers.Usage{
-		PromptTokens:     u.PromptTokens,
-		CompletionTokens: u.CompletionTokens,
-		TotalTokens:      u.TotalTokens,
-		CachedTokens:     u.PromptCacheHitTokens,
-	}
-	if u.PromptTokensDetails != nil {
-		if u.PromptTokensDetails.CachedTokens > 0 {
-			out.CachedTokens = u.PromptTokensDetails.CachedTokens
+// usageFrom reads OpenAI's usage object, with DeepSeek's cache-hit count as a fallback for the
+// cached tokens, in one pass over its members (gjson: no decoding of the rest, no allocation).
+func usageFrom(u gjson.Result) providers.Usage {
+	var out providers.Usage
+	hits := 0
+	u.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "prompt_tokens":
+			out.PromptTokens = int(v.Int())
+		case "completion_tokens":
+			out.CompletionTokens = int(v.Int())
+		case "total_tokens":
+			out.TotalTokens = int(v.Int())
+		case "prompt_cache_hit_tokens":
+			hits = int(v.Int())
+		case "prompt_tokens_details":
+			out.CachedTokens, out.CacheWriteTokens = int(v.Get("cached_tokens").Int()), int(v.Get("cache_write_tokens").Int())
+		case "completion_tokens_details":
+			out.ReasoningTokens = int(v.Get("reasoning_tokens").Int())
 		}
-		out.CacheWriteTokens = u.PromptTokensDetails.CacheWriteTokens
-	}
-	if u.CompletionTokensDetails != nil {
-		out.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+		return true
+	})
+	if out.CachedTokens <= 0 {
+		out.CachedTokens = hits
 	}
 	if out.TotalTokens == 0 {
 		out.TotalTokens = out.PromptTokens + out.CompletionTokens
@@ -570,19 +562,18 @@ func (u *usageJSON) usage() providers.Usage {
 	return out
 }
 
-// usageOf reads the usage of a whole answer; zero when it has none.
+// usageOf reads the usage of a whole answer; zero when it has none. Only the usage member is
+// read: the rest of the answer (its choices, the bulk of it) is scanned past, not decoded, and
+// not validated here (the log validates what it keeps).
 func usageOf(body []byte) providers.Usage {
-	// Validated once, then only the usage member decoded: the rest of the answer (its
-	// choices, the bulk of it) is scanned past, not decoded.
-	if !json.Valid(body) {
+	if !bytes.Contains(body, usageKey) {
 		return providers.Usage{}
 	}
-	raw, ok := openai.TopMember(body, "usage")
-	var u *usageJSON
-	if !ok || json.Unmarshal(raw, &u) != nil || u == nil {
+	u := gjson.GetBytes(body, "usage")
+	if !u.IsObject() {
 		return providers.Usage{}
 	}
-	return u.usage()
+	return usageFrom(u)
 }
 
 // chunkStream reads an OpenAI-style event stream: data-only events of JSON chunks, ended by
@@ -710,25 +701,29 @@ func (s *chunkStream) inBandError(name string, data []byte) *providers.UpstreamE
 // captureUsage keeps the usage a chunk reports (OpenAI: the last chunk's usage; Groq: also
 // x_groq.usage) and says whether the chunk is only that: no choices.
 func (s *chunkStream) captureUsage(data []byte) (usageOnly bool) {
-	var c struct {
-		Choices []json.RawMessage `json:"choices"`
-		Usage   *usageJSON        `json:"usage"`
-		XGroq   *struct {
-			Usage *usageJSON `json:"usage"`
-		} `json:"x_groq"`
+	m := gjson.GetManyBytes(data, "usage", "x_groq.usage", "choices")
+	u, top := m[0], true
+	if !u.IsObject() {
+		u, top = m[1], false
 	}
-	if json.Unmarshal(data, &c) != nil {
+	if !u.IsObject() {
 		return false
 	}
-	u := c.Usage
-	if u == nil && c.XGroq != nil {
-		u = c.XGroq.Usage
+	s.usage = usageFrom(u)
+	return top && emptyArray(m[2])
+}
+
+// emptyArray: absent, null, or an array with no items.
+func emptyArray(r gjson.Result) bool {
+	if !r.IsArray() {
+		return r.Type == gjson.Null
 	}
-	if u == nil {
+	empty := true
+	r.ForEach(func(_, _ gjson.Result) bool {
+		empty = false
 		return false
-	}
-	s.usage = u.usage()
-	return len(c.Choices) == 0 && c.Usage != nil
+	})
+	return empty
 }
 
 // Usage is what the stream reported; complete after io.EOF.
