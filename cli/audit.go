@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -85,7 +86,7 @@ var errUnhealthy = errors.New("a backend is down")
 func (a *app) healthCmd() *cobra.Command {
 	return &cobra.Command{Use: "health", Short: "the status of each backend (exit code 1 unless all are up)", Args: args(),
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			raw, err := a.api.do(cmd.Context(), "GET", "/health", nil, nil)
+			raw, err := a.api.do(cmd.Context(), http.MethodGet, "/health", nil, nil)
 			if err != nil {
 				return err
 			}

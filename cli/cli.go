@@ -89,9 +89,12 @@ func Run(ctx context.Context, args []string, o Options) int {
 	return 2
 }
 
-// Has reports whether name is one of the CLI's commands (a name Run takes as its first
-// argument).
+// Has reports whether Run takes args[0]: one of the CLI's commands, or a flag (its global
+// flags may come before the command).
 func Has(name string) bool {
+	if strings.HasPrefix(name, "-") && name != "-h" && name != "--help" {
+		return true
+	}
 	for _, c := range (&app{}).root().Commands() {
 		if c.Name() == name || slices.Contains(c.Aliases, name) {
 			return c.Name() != "help"
@@ -125,6 +128,10 @@ Exit codes: 0 success, 1 an error (the API's message and code on stderr), 2 a us
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		PersistentPreRunE: a.setUp,
+		// Global flags alone, with no command.
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usagef("a command is needed: causeway help lists them")
+		},
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })

@@ -468,7 +468,11 @@ func TestHasAndUsageNameEveryCommand(t *testing.T) {
 		assert.True(t, Has(c.Name()), c.Name())
 		assert.Contains(t, Usage(), "  "+c.Name()+" ")
 	}
-	for _, own := range []string{"serve", "migrate", "replay", "version", ""} {
+	for _, own := range []string{"serve", "migrate", "replay", "version", "", "-h", "--help"} {
 		assert.False(t, Has(own), own)
 	}
+	assert.True(t, Has("--url"), "global flags may come first")
+	r := run(t, nil, "", "-o", "json")
+	assert.Equal(t, 2, r.code, "flags without a command")
+	assert.Contains(t, r.stderr, "a command is needed")
 }

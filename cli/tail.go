@@ -131,6 +131,7 @@ func (t *tail) poll(ctx context.Context) ([]tailRow, error) {
 	q.Set("time_of_generation_min", from.UTC().Format(time.RFC3339Nano))
 	q.Set("page_size", strconv.Itoa(tailPageSize))
 	var fresh []tailRow
+	inPoll := map[string]bool{}
 	// Pages are newest first: a row stored while we page shifts the rest down, so a row may
 	// come twice (dropped by its id) but none is skipped.
 	fetched := 0
@@ -151,9 +152,10 @@ func (t *tail) poll(ctx context.Context) ([]tailRow, error) {
 			if err := json.Unmarshal(raw, &row); err != nil || row.ID == "" {
 				return nil, fmt.Errorf("a log row without its _id or created_at: %s", raw)
 			}
-			if _, ok := t.seen[row.ID]; ok || slices.ContainsFunc(fresh, func(r tailRow) bool { return r.id == row.ID }) {
+			if _, ok := t.seen[row.ID]; ok || inPoll[row.ID] {
 				continue
 			}
+			inPoll[row.ID] = true
 			fresh = append(fresh, tailRow{id: row.ID, at: row.CreatedAt, raw: raw})
 		}
 		if fetched += len(list.Data); len(list.Data) == 0 || fetched >= list.Total {

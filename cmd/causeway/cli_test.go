@@ -227,4 +227,8 @@ func TestRunHandsAdminCommandsToTheCLI(t *testing.T) {
 	errOut.Reset()
 	assert.Equal(t, 1, run([]string{"health", "--url", "http://127.0.0.1:1/v1", "--timeout", "2s"}, env(nil), &out, &errOut))
 	assert.Contains(t, errOut.String(), "connection refused")
+	errOut.Reset()
+	assert.Equal(t, 1, run([]string{"-o", "json", "--url", "http://127.0.0.1:1/v1", "health"}, env(nil), &out, &errOut),
+		"global flags before the command")
+	assert.Contains(t, errOut.String(), "connection refused")
 }
