@@ -5,7 +5,9 @@
 //	causeway replay    rebuild read models from the events (--verify, --swap)
 //	causeway version   print the version
 //
-// Configuration comes from the environment; see README.md.
+// Every other command is the admin command line (package cli): workspaces, keys, policies,
+// configs, providers, logs, analytics, audit and the rest, over the admin API of a running
+// Causeway. Configuration comes from the environment; see README.md.
 package main
 
 import (
@@ -20,6 +22,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // the analytics store's driver in embedded mode
+
+	"github.com/causeway/causeway/cli"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -29,14 +33,16 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
-const usage = `usage: causeway <command>
+var usage = `usage: causeway <command>
 
 commands:
   serve     serve the gateway and admin API (configuration from the environment)
   migrate   apply the PostgreSQL schema to DATABASE_URL (and EVENTSTORE_URL when PostgreSQL)
   replay    rebuild read models from the events; --verify compares, --swap puts them live
   version   print the version
-`
+
+admin commands, over the admin API at CAUSEWAY_URL with CAUSEWAY_API_KEY (causeway <command> --help):
+` + cli.Usage()
 
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -54,11 +60,24 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stdout, version)
 		return 0
 	case "help", "-h", "--help":
+		if len(args) > 1 && cli.Has(args[1]) {
+			return runCLI(append(args[1:], "--help"), getenv, stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
+	if cli.Has(args[0]) {
+		return runCLI(args, getenv, stdout, stderr)
+	}
 	fmt.Fprintf(stderr, "causeway: unknown command %q\n\n%s", args[0], usage)
 	return 2
+}
+
+// runCLI runs an admin command; an interrupt ends it (a followed log tail ends so).
+func runCLI(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return cli.Run(ctx, args, cli.Options{Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, Version: version})
 }
 
 func serve(getenv func(string) string, stderr io.Writer) int {
