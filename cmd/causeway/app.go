@@ -32,6 +32,7 @@ import (
 	httpapi "github.com/causeway/causeway/http"
 	"github.com/causeway/causeway/ledger"
 	ledgerpg "github.com/causeway/causeway/ledger/postgres"
+	"github.com/causeway/causeway/metrics"
 	"github.com/causeway/causeway/projections"
 	"github.com/causeway/causeway/projections/memory"
 	pgmodel "github.com/causeway/causeway/projections/postgres"
@@ -61,6 +62,9 @@ type Main struct {
 	Cache       *gateway.Cache
 	// Guardrails runs the guardrails; nil with GUARDRAILS_ENABLED=OFF.
 	Guardrails *gateway.Guardrails
+	// Metrics is the Prometheus registry and the request metrics; nil with CAUSEWAY_METRICS=OFF.
+	Metrics         *metrics.Metrics
+	metricsListener net.Listener // CAUSEWAY_METRICS_ADDR's, when set
 	runner     *projections.Runner
 	Bootstrap  commands.BootstrapResult
 	// Now is the clock of the control plane (tests set it).
@@ -174,7 +178,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			}})
 	}
 	handler := httpapi.NewRouter(httpapi.Deps{Logger: m.Logger, Health: health, Version: m.Version, Admin: admin, Gateway: gw,
-		CORSOrigins: cfg.CORSOrigins})
+		CORSOrigins: cfg.CORSOrigins, Metrics: m.mainPortMetrics()})
+	if err := m.serveMetrics(); err != nil {
+		return err
+	}
 
 	m.listener, err = net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -308,10 +315,11 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 // the in-memory routing tables.
 func (m *Main) startGateway(admin *httpapi.Admin, guard *egress.Guard) (*httpapi.Gateway, error) {
 	adapters := all.Default()
-	sink, err := m.startLogPipeline()
+	pipeline, err := m.startLogPipeline()
 	if err != nil {
 		return nil, err
 	}
+	sink := m.startMetrics(pipeline)
 	sealer, err := commands.NewSealerFromSecret(admin.Secret)
 	if err != nil {
 		return nil, err
