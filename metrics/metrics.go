@@ -71,8 +71,8 @@ type Metrics struct {
 	models, providers, workspaces *bounded
 
 	duration, ttft, tpot, tokenUsage, overhead *prometheus.HistogramVec
-	tokens, cost, refusals, cache, verdicts     *prometheus.CounterVec
-	retries, fallbacks                          *prometheus.CounterVec
+	tokens, cost, refusals, cache, verdicts    *prometheus.CounterVec
+	retries, fallbacks                         *prometheus.CounterVec
 
 	// series holds each label set's children, created on first use. It is keyed by label
 	// values, and the request path looks a record up by its own values first: when they are
@@ -349,4 +349,4 @@ type collectorFunc struct {
 }
 
 func (c collectorFunc) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
-func (c collectorFunc) Collect(ch chan<- prometheus.Metric)  { c.collect(ch) }
+func (c collectorFunc) Collect(ch chan<- prometheus.Metric) { c.collect(ch) }

@@ -65,8 +65,8 @@ type Main struct {
 	// Metrics is the Prometheus registry and the request metrics; nil with CAUSEWAY_METRICS=OFF.
 	Metrics         *metrics.Metrics
 	metricsListener net.Listener // CAUSEWAY_METRICS_ADDR's, when set
-	runner     *projections.Runner
-	Bootstrap  commands.BootstrapResult
+	runner          *projections.Runner
+	Bootstrap       commands.BootstrapResult
 	// Now is the clock of the control plane (tests set it).
 	Now func() time.Time
 	// WorkerInterval is how often the background workers look for due work (tests shorten
