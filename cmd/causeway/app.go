@@ -62,16 +62,17 @@ type Main struct {
 	Cache       *gateway.Cache
 	// Guardrails runs the guardrails; nil with GUARDRAILS_ENABLED=OFF.
 	Guardrails *gateway.Guardrails
-	// Metrics is the Prometheus registry and the request metrics; nil with CAUSEWAY_METRICS=OFF.
-	Metrics         *metrics.Metrics
-	metricsListener net.Listener // CAUSEWAY_METRICS_ADDR's, when set
-	runner          *projections.Runner
-	Bootstrap       commands.BootstrapResult
+	runner     *projections.Runner
+	Bootstrap  commands.BootstrapResult
 	// Now is the clock of the control plane (tests set it).
 	Now func() time.Time
 	// WorkerInterval is how often the background workers look for due work (tests shorten
 	// it); 0: workerInterval.
 	WorkerInterval time.Duration
+
+	// Metrics is the Prometheus registry and the request metrics; nil with CAUSEWAY_METRICS=OFF.
+	Metrics         *metrics.Metrics
+	metricsListener net.Listener // CAUSEWAY_METRICS_ADDR's, when set
 
 	stderr   io.Writer
 	healthMu sync.Mutex
