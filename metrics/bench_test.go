@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -18,7 +19,8 @@ func benchRecords() []analytics.LogRecord {
 		r := analytics.LogRecord{Endpoint: "chatComplete", AIService: []string{"openai", "anthropic"}[i%2],
 			Model: fmt.Sprintf("model-%d", i%20), WorkspaceID: fmt.Sprintf("6f1c2f0e-0000-4000-8000-%012d", i%10),
 			StatusCode: 200, PromptTokens: 200 + i, CompletionTokens: 50 + i%30, Cost: 0.0004, LatencyMS: 800, UpstreamMS: 795,
-			CacheStatus: []string{"MISS", "DISABLED", "HIT"}[i%3], Metadata: map[string]string{"user": fmt.Sprint("u-", i)}}
+			CacheStatus: []string{"MISS", "DISABLED", "HIT"}[i%3], Metadata: map[string]string{"user": fmt.Sprint("u-", i)},
+			ID: fmt.Sprintf("0190f5a4-0000-7000-8000-%012d", i)}
 		if i%3 == 1 {
 			r.Stream, r.TTFTMS = true, 120
 		}
@@ -35,11 +37,42 @@ type countSink struct{ n atomic.Int64 }
 
 func (c *countSink) Log(analytics.LogRecord) { c.n.Add(1) }
 
+// discard is a store that keeps nothing: the pipeline's own work, not a database's, is what
+// the pipeline variants measure.
+type discard struct{}
+
+func (discard) Insert(context.Context, []analytics.LogRecord) error { return nil }
+
+// pipeline runs the log pipeline as cmd/causeway does (a journal, a spool), into discard.
+func pipeline(b *testing.B) *analytics.Pipeline {
+	spool, err := analytics.OpenSpool(b.TempDir(), 1<<30)
+	if err != nil {
+		b.Fatal(err)
+	}
+	journal, err := analytics.OpenJournal(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := analytics.NewPipeline(discard{}, spool, analytics.Options{Journal: journal})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = p.Run(context.Background()) }()
+	b.Cleanup(func() {
+		_ = p.Close()
+		_ = journal.Close()
+		_ = spool.Close()
+	})
+	return p
+}
+
 // BenchmarkSink is what the metrics tee adds to each request's hand-off of its log record:
 // the baseline hands the record to the next sink alone (one that counts, so that the figures
 // are the tee's own); tee counts it first, with each label set's children cached;
 // tee-uncached resolves every child with WithLabelValues, as a tee without the cache would;
-// tee-parallel is the tee from every core at once. One op is one record.
+// tee-parallel is the tee from every core at once; pipeline and tee-pipeline are the
+// hand-off to the real log pipeline (journal and all), without and with the tee. One op is
+// one record.
 func BenchmarkSink(b *testing.B) {
 	recs := benchRecords()
 	report := func(b *testing.B, start time.Time) {
@@ -65,6 +98,12 @@ func BenchmarkSink(b *testing.B) {
 	})
 	b.Run("tee", func(b *testing.B) {
 		run(b, New(Options{}).Tee(&countSink{}).Log)
+	})
+	b.Run("pipeline", func(b *testing.B) {
+		run(b, pipeline(b).Log)
+	})
+	b.Run("tee-pipeline", func(b *testing.B) {
+		run(b, New(Options{}).Tee(pipeline(b)).Log)
 	})
 	b.Run("tee-uncached", func(b *testing.B) {
 		m, next := New(Options{}), &countSink{}
