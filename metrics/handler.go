@@ -22,6 +22,9 @@ func (m *Metrics) Handler(token string, log *slog.Logger) http.Handler {
 		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ErrorHandling: promhttp.ContinueOnError,
 		Registry:      m.reg,
+		// A scrape reads the projections' checkpoints and the event store: a few at once at
+		// most, the others answered 503 rather than queued.
+		MaxRequestsInFlight: 4,
 	}))
 	if token == "" {
 		return h
