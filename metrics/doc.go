@@ -14,6 +14,6 @@
 //
 // It reads analytics.LogRecord and the pipeline's Stats; everything else (the projections'
 // lag) comes through the small interfaces declared here, wired by cmd/. It must never import
-// http/, commands/, gateway/, projections/ or a database driver: it runs on the request path
-// of the gateway and links nothing the gateway does not.
+// http/, commands/, gateway/, projections/, queries/ or a database driver (make lint checks
+// it): it runs on the request path of the gateway and links nothing the gateway does not.
 package metrics
