@@ -36,7 +36,8 @@ bench: ## benchmarks, figures printed as a table with ratios against baselines o
 	  $(GO) test -run '^$$' -bench . -benchtime 1s -count 1 ./cache/semantic/; \
 	  $(GO) test -run '^$$' -bench '^BenchmarkCache$$' -benchtime 2000x -count 1 ./http/; \
 	  $(GO) test -run '^$$' -bench '^BenchmarkGuardrails$$' -benchtime 1000x -count 1 ./http/; \
-	  $(GO) test -run '^$$' -bench '^BenchmarkHook$$' -benchtime 200x -count 1 ./guardrails/; } | tee bench.txt | $(GO) run ./cmd/benchreport
+	  $(GO) test -run '^$$' -bench '^BenchmarkHook$$' -benchtime 200x -count 1 ./guardrails/; \
+	  $(GO) test -run '^$$' -bench '^BenchmarkSink$$' -benchtime 1s -count 1 ./metrics/; } | tee bench.txt | $(GO) run ./cmd/benchreport
 	@bash scripts/bench-gateway.sh | tee bench-gateway.txt
 
 lint: ## gofmt, go vet, and the import boundaries of scripts/boundaries.sh (domain/ on the standard library, the event store contract on no driver)

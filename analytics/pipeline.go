@@ -76,8 +76,9 @@ func (o Options) withDefaults(w Writer) Options {
 	return o
 }
 
-// Stats is what health reports about the pipeline.
+// Stats is what health and the metrics report about the pipeline.
 type Stats struct {
+	Queued     int64  `json:"queued"`      // rows logged and not yet taken by the pipeline's loop
 	Received   int64  `json:"received"`    // rows the gateway logged into the pipeline
 	BufferFull int64  `json:"buffer_full"` // rows refused because the buffer was full (or the pipeline had stopped)
 	Inserted   int64  `json:"inserted"`    // rows the writer stored, directly or from the spool
@@ -483,6 +484,7 @@ func (p *Pipeline) Stats() Stats {
 	last := p.lastErr
 	p.errMu.Unlock()
 	return Stats{
+		Queued:     int64(p.waiting()),
 		Received:   p.received.Load(),
 		BufferFull: p.bufferFull.Load(),
 		Inserted:   p.inserted.Load(),

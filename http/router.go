@@ -36,6 +36,9 @@ type Deps struct {
 	// CORSOrigins are the browser origins allowed to call /v1 (CAUSEWAY_CORS_ORIGINS); "*"
 	// allows any. Empty: CORS is off, and no answer carries its headers.
 	CORSOrigins []string
+	// Metrics, when set, is served at GET /metrics, outside the base path as Prometheus
+	// expects; nil when the metrics are off or served on their own address.
+	Metrics http.Handler
 }
 
 // NewRouter builds the handler for every route under /v1. Unknown paths and methods answer
@@ -47,6 +50,9 @@ func NewRouter(d Deps) http.Handler {
 	}
 	root := mux.NewRouter()
 	miss := &misses{log: log, root: root}
+	if d.Metrics != nil {
+		root.Handle("/metrics", d.Metrics).Methods(http.MethodGet, http.MethodHead)
+	}
 	v1 := root.PathPrefix(BasePath).Subrouter()
 	v1.Handle("/health", d.Health).Methods(http.MethodGet, http.MethodHead)
 	if d.Gateway != nil {

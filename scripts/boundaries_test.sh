@@ -2,7 +2,7 @@
 # Proves scripts/boundaries.sh catches a breach: the tree as it is passes, and the same check
 # fails once a file importing a database driver is planted in the event store contract, or one
 # importing a driver, or a provider adapter family, in the data plane, or once each rule on
-# commands/, queries/, analytics/, workers/, cache/semantic, guardrails/ and cli/ is broken by a planted import
+# commands/, queries/, analytics/, workers/, cache/semantic, guardrails/, cli/ and metrics/ is broken by a planted import
 # (through go list's -overlay, so the tree is not touched), or once a rule is given that a
 # backend breaks.
 set -euo pipefail
@@ -77,6 +77,9 @@ plant guardrails guardrails github.com/jackc/pgx/v5 ./guardrails
 plant cli cli github.com/causeway/causeway/commands ./cli/...
 plant cli cli github.com/causeway/causeway/analytics/sqlite ./cli/...
 plant cli cli modernc.org/sqlite ./cli/...
+# The metrics read the request-log record and their own small interfaces only.
+plant metrics metrics github.com/causeway/causeway/projections ./metrics
+plant metrics metrics github.com/jackc/pgx/v5 ./metrics
 
 echo 'deps ./eventstore/postgres ^github\.com/jackc/pgx(/|$) planted: a backend holds its driver' >"$tmp/rules"
 if bash scripts/boundaries.sh "$tmp/rules" 2>"$tmp/out"; then

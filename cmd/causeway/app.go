@@ -32,6 +32,7 @@ import (
 	httpapi "github.com/causeway/causeway/http"
 	"github.com/causeway/causeway/ledger"
 	ledgerpg "github.com/causeway/causeway/ledger/postgres"
+	"github.com/causeway/causeway/metrics"
 	"github.com/causeway/causeway/projections"
 	"github.com/causeway/causeway/projections/memory"
 	pgmodel "github.com/causeway/causeway/projections/postgres"
@@ -68,6 +69,10 @@ type Main struct {
 	// WorkerInterval is how often the background workers look for due work (tests shorten
 	// it); 0: workerInterval.
 	WorkerInterval time.Duration
+
+	// Metrics is the Prometheus registry and the request metrics; nil with CAUSEWAY_METRICS=OFF.
+	Metrics         *metrics.Metrics
+	metricsListener net.Listener // CAUSEWAY_METRICS_ADDR's, when set
 
 	stderr   io.Writer
 	healthMu sync.Mutex
@@ -174,7 +179,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			}})
 	}
 	handler := httpapi.NewRouter(httpapi.Deps{Logger: m.Logger, Health: health, Version: m.Version, Admin: admin, Gateway: gw,
-		CORSOrigins: cfg.CORSOrigins})
+		CORSOrigins: cfg.CORSOrigins, Metrics: m.mainPortMetrics()})
+	if err := m.serveMetrics(); err != nil {
+		return err
+	}
 
 	m.listener, err = net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -308,10 +316,11 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 // the in-memory routing tables.
 func (m *Main) startGateway(admin *httpapi.Admin, guard *egress.Guard) (*httpapi.Gateway, error) {
 	adapters := all.Default()
-	sink, err := m.startLogPipeline()
+	pipeline, err := m.startLogPipeline()
 	if err != nil {
 		return nil, err
 	}
+	sink := m.startMetrics(pipeline)
 	sealer, err := commands.NewSealerFromSecret(admin.Secret)
 	if err != nil {
 		return nil, err

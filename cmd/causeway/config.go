@@ -54,6 +54,18 @@ type Config struct {
 	// Cache (CAUSEWAY_CACHE, ON unless OFF) switches the answer cache: off, configs that ask
 	// for a cache are served uncached, with the status DISABLED.
 	Cache bool
+	// Metrics (CAUSEWAY_METRICS, ON unless OFF) serves Prometheus metrics at GET /metrics,
+	// on the main port, or only on MetricsAddr (CAUSEWAY_METRICS_ADDR, host:port) when set.
+	// MetricsToken (CAUSEWAY_METRICS_TOKEN, at least 16 characters) makes a scrape carry
+	// Authorization: Bearer <token>. The label bounds: distinct models and workspaces kept
+	// (CAUSEWAY_METRICS_MAX_MODELS, default 100; CAUSEWAY_METRICS_MAX_WORKSPACES, 500) and
+	// label sets (CAUSEWAY_METRICS_MAX_LABEL_SETS, 2000); past them values count as "other".
+	Metrics              bool
+	MetricsAddr          string
+	MetricsToken         string
+	MetricsMaxModels     int
+	MetricsMaxWorkspaces int
+	MetricsMaxLabelSets  int
 
 	ShutdownTimeout time.Duration // CAUSEWAY_SHUTDOWN_TIMEOUT
 	StartupTimeout  time.Duration // CAUSEWAY_STARTUP_TIMEOUT: how long to wait for backends at start
@@ -121,6 +133,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		AllowedHosts:            getenv("CAUSEWAY_ALLOWED_HOSTS"),
 		CORSOrigins:             splitList(getenv("CAUSEWAY_CORS_ORIGINS")),
 		CacheURL:                strings.TrimSpace(getenv("CAUSEWAY_CACHE_URL")),
+		MetricsAddr:             strings.TrimSpace(getenv("CAUSEWAY_METRICS_ADDR")),
+		MetricsToken:            getenv("CAUSEWAY_METRICS_TOKEN"),
+		MetricsMaxModels:        100,
+		MetricsMaxWorkspaces:    500,
+		MetricsMaxLabelSets:     2000,
 		MaxBodyBytes:            25 << 20,
 		LogSpoolBytes:           1 << 30,
 		ShutdownTimeout:         15 * time.Second,
@@ -149,6 +166,20 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	c.Cache = flag("CAUSEWAY_CACHE")
+	c.Metrics = flag("CAUSEWAY_METRICS")
+	count := func(name string, dst *int, most int) {
+		if v := getenv(name); v != "" {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 1 || n > most {
+				problems = append(problems, fmt.Errorf("%s=%q: must be a whole number from 1 to %d", name, v, most))
+				return
+			}
+			*dst = n
+		}
+	}
+	count("CAUSEWAY_METRICS_MAX_MODELS", &c.MetricsMaxModels, 10_000)
+	count("CAUSEWAY_METRICS_MAX_WORKSPACES", &c.MetricsMaxWorkspaces, 100_000)
+	count("CAUSEWAY_METRICS_MAX_LABEL_SETS", &c.MetricsMaxLabelSets, 100_000)
 	if u := c.CacheURL; u != "" && !strings.HasPrefix(u, "redis://") && !strings.HasPrefix(u, "rediss://") {
 		problems = append(problems, errors.New("CAUSEWAY_CACHE_URL: must be a redis:// or rediss:// URL"))
 	}
@@ -228,6 +259,19 @@ func (c Config) Validate() error {
 		bad("CAUSEWAY_ADDR=%q: must be host:port or :port", c.Addr)
 	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		bad("CAUSEWAY_ADDR=%q: port must be a number from 0 to 65535", c.Addr)
+	}
+	if c.MetricsAddr != "" {
+		if _, port, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			bad("CAUSEWAY_METRICS_ADDR=%q: must be host:port or :port", c.MetricsAddr)
+		} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+			bad("CAUSEWAY_METRICS_ADDR=%q: port must be a number from 0 to 65535", c.MetricsAddr)
+		} else if c.MetricsAddr == c.Addr && n != 0 {
+			bad("CAUSEWAY_METRICS_ADDR=%q: is CAUSEWAY_ADDR; leave it unset to serve /metrics on the main port", c.MetricsAddr)
+		}
+	}
+	if t := c.MetricsToken; t != "" && (len(t) < 16 || strings.ContainsAny(t, " \t\r\n")) {
+		// The token itself is never quoted: it is a secret.
+		bad("CAUSEWAY_METRICS_TOKEN: must be at least 16 characters without spaces (got %d characters)", len(t))
 	}
 	if strings.TrimSpace(c.DataDir) == "" {
 		bad("CAUSEWAY_DATA_DIR: must not be empty")

@@ -113,3 +113,43 @@ func TestConfigSSLFilesMustExist(t *testing.T) {
 	_, err = LoadConfig(env(map[string]string{"DB_SSL": "BUNDLE"}))
 	require.ErrorContains(t, err, "needs DB_SSL_CA")
 }
+
+// The metrics are on by default, on the main port, with no token; their variables are read
+// and every problem with them is reported at once, without quoting the token.
+func TestConfigMetrics(t *testing.T) {
+	c, err := LoadConfig(env(nil))
+	require.NoError(t, err)
+	assert.True(t, c.Metrics)
+	assert.Empty(t, c.MetricsAddr, "on the main port")
+	assert.Empty(t, c.MetricsToken)
+	assert.Equal(t, 100, c.MetricsMaxModels)
+	assert.Equal(t, 500, c.MetricsMaxWorkspaces)
+	assert.Equal(t, 2000, c.MetricsMaxLabelSets)
+
+	c, err = LoadConfig(env(map[string]string{"CAUSEWAY_METRICS": "off", "CAUSEWAY_METRICS_ADDR": "127.0.0.1:9464",
+		"CAUSEWAY_METRICS_TOKEN": "a-scrape-token-of-24-chr", "CAUSEWAY_METRICS_MAX_MODELS": "20",
+		"CAUSEWAY_METRICS_MAX_WORKSPACES": "50", "CAUSEWAY_METRICS_MAX_LABEL_SETS": "300"}))
+	require.NoError(t, err)
+	assert.False(t, c.Metrics)
+	assert.Equal(t, "127.0.0.1:9464", c.MetricsAddr)
+	assert.Equal(t, "a-scrape-token-of-24-chr", c.MetricsToken)
+	assert.Equal(t, 20, c.MetricsMaxModels)
+	assert.Equal(t, 50, c.MetricsMaxWorkspaces)
+	assert.Equal(t, 300, c.MetricsMaxLabelSets)
+
+	_, err = LoadConfig(env(map[string]string{"CAUSEWAY_METRICS": "sometimes", "CAUSEWAY_METRICS_ADDR": "nowhere",
+		"CAUSEWAY_METRICS_TOKEN": "short secret", "CAUSEWAY_METRICS_MAX_MODELS": "0",
+		"CAUSEWAY_METRICS_MAX_WORKSPACES": "lots", "CAUSEWAY_METRICS_MAX_LABEL_SETS": "1000000"}))
+	require.Error(t, err)
+	msg := err.Error()
+	for _, want := range []string{"CAUSEWAY_METRICS=", "CAUSEWAY_METRICS_ADDR=\"nowhere\"", "CAUSEWAY_METRICS_TOKEN: must be at least 16",
+		"CAUSEWAY_METRICS_MAX_MODELS=\"0\": must be a whole number from 1 to 10000",
+		"CAUSEWAY_METRICS_MAX_WORKSPACES=\"lots\"", "CAUSEWAY_METRICS_MAX_LABEL_SETS=\"1000000\": must be a whole number from 1 to 100000"} {
+		assert.Contains(t, msg, want)
+	}
+	assert.Equal(t, 6, len(strings.Split(msg, "\n")), "one line per problem:\n%s", msg)
+	assert.NotContains(t, msg, "short secret", "the token is a secret")
+
+	_, err = LoadConfig(env(map[string]string{"CAUSEWAY_ADDR": ":8787", "CAUSEWAY_METRICS_ADDR": ":8787"}))
+	assert.ErrorContains(t, err, "CAUSEWAY_METRICS_ADDR=\":8787\": is CAUSEWAY_ADDR")
+}
