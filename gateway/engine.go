@@ -106,15 +106,6 @@ type Engine struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// MaxBackoff caps a retry's wait, Retry-After included.
 	MaxBackoff time.Duration
-	// Now is the clock that times provider calls; nil: time.Now.
-	Now func() time.Time
-}
-
-func (e *Engine) now() time.Time {
-	if e.Now != nil {
-		return e.Now()
-	}
-	return time.Now()
 }
 
 func (e *Engine) sleep(ctx context.Context, d time.Duration) error {

@@ -34,7 +34,7 @@ func (e *Engine) attempt(ctx context.Context, st *runState, a providers.Provider
 		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(h))
 		call.Header = h
 	}
-	c := upstreamCall{e: e, st: st, span: span, start: e.now()}
+	c := upstreamCall{st: st, span: span, start: time.Now()}
 	out, err := invoke(ctx, a, *t, call)
 	switch {
 	case err != nil:
@@ -77,7 +77,6 @@ func (e *Engine) startCall(ctx context.Context, tracer trace.Tracer, t *provider
 
 // upstreamCall is one provider call until it ends.
 type upstreamCall struct {
-	e      *Engine
 	st     *runState
 	span   trace.Span // nil: not traced
 	start  time.Time
@@ -93,7 +92,7 @@ func (c *upstreamCall) end() {
 		return
 	}
 	c.done = true
-	c.st.upstream += c.e.now().Sub(c.start)
+	c.st.upstream += time.Since(c.start)
 	if c.span == nil {
 		return
 	}
