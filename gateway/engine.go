@@ -72,18 +72,21 @@ type Outcome struct {
 	// release ends the request timeout's context; for a stream it must wait until the stream
 	// is read, so the caller releases it (Close).
 	release func()
-	// run is the state of the Run that answered this outcome: the time spent in provider calls.
-	run *runState
+	// upstream is the time the calls that ended before Run returned took; open is the call
+	// still going on: a stream, or a pass-through answer, until it is read or closed.
+	upstream time.Duration
+	open     *upstreamCall
 }
 
 // UpstreamMS is the time the Run spent in provider calls, every attempt of every target, in
 // milliseconds: until each answered, or, for a stream or a pass-through answer, until it was
 // read to its end or closed.
 func (o Outcome) UpstreamMS() float64 {
-	if o.run == nil {
-		return 0
+	d := o.upstream
+	if o.open != nil {
+		d += o.open.elapsed
 	}
-	return float64(o.run.upstream.Microseconds()) / 1000
+	return float64(d.Microseconds()) / 1000
 }
 
 // Close releases what the outcome holds: its stream, and its timeout.
@@ -125,15 +128,15 @@ func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
 // Run serves call by plan. When ctx carries a recording span, each target a strategy tries
 // and each provider call is a span beneath it (tracing.go).
 func (e *Engine) Run(ctx context.Context, p Plan, call providers.Call) (Outcome, error) {
-	st := &runState{}
+	var st runState // on the stack: no call keeps it
 	if sc := trace.SpanFromContext(ctx); sc.SpanContext().IsValid() {
 		st.propagate = true
 		if sc.IsRecording() {
 			st.tracer = sc.TracerProvider().Tracer(TraceScope)
 		}
 	}
-	out, err := e.run(ctx, p, call, nil, "0", st)
-	out.Tried, out.run = st.tried, st
+	out, err := e.run(ctx, p, call, nil, "0", &st)
+	out.Tried, out.upstream = st.tried, st.upstream
 	return out, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"syscall"
@@ -115,6 +116,26 @@ func TestEngineTracesTargetsAndAttempts(t *testing.T) {
 	}
 	assert.Equal(t, codes.Error, calls[0].Status().Code)
 	assert.Positive(t, attrs(calls[2])["gen_ai.usage.output_tokens"].AsInt64())
+}
+
+// A provider's default address is the one its call connects to, as the transport tells.
+func TestEngineNamesTheDefaultAddress(t *testing.T) {
+	tracer, rec := recorded(t)
+	offline := &http.Client{Transport: &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) {
+		return nil, errors.New("offline")
+	}}}
+	ctx, root := tracer.Start(context.Background(), "request")
+	out, err := testEngine().Run(ctx, Plan{Target: &providers.Target{Provider: "openai", APIKey: "sk", Client: offline}}, chatCall())
+	out.Close()
+	root.End()
+	require.Error(t, err)
+	calls := spansNamed(rec.Ended(), "chat m")
+	require.Len(t, calls, 1)
+	a := attrs(calls[0])
+	assert.Equal(t, "api.openai.com", a["server.address"].AsString())
+	assert.EqualValues(t, 443, a["server.port"].AsInt64())
+	assert.Equal(t, "connection_error", a["error.type"].AsString())
+	assert.Equal(t, codes.Error, calls[0].Status().Code)
 }
 
 // A stream's call lasts until it is read: its span ends then, and its time counts.
@@ -238,6 +259,28 @@ func TestGuardSpanHoldsVerdictsOnly(t *testing.T) {
 	assert.Equal(t, "g2/default.regexMatch", a[AttrGuardrailDeniedBy].AsString())
 	for _, kv := range ended[0].Attributes() {
 		assert.NotContains(t, kv.Value.Emit(), "hunter2")
+	}
+}
+
+func TestBaseHost(t *testing.T) {
+	for base, want := range map[string]struct {
+		host string
+		port int
+	}{
+		"https://api.openai.com/v1":              {"api.openai.com", 443},
+		"http://127.0.0.1:11434":                 {"127.0.0.1", 11434},
+		"http://user:pw@gateway.internal:8080/x": {"gateway.internal", 8080},
+		"https://[::1]:9000/v1":                  {"::1", 9000},
+		"http://llm.local?x=1":                   {"llm.local", 80},
+	} {
+		host, port, ok := baseHost(base)
+		assert.True(t, ok, base)
+		assert.Equal(t, want.host, host, base)
+		assert.Equal(t, want.port, port, base)
+	}
+	for _, base := range []string{"", "ftp://x", "https://", "http://h:port"} {
+		_, _, ok := baseHost(base)
+		assert.False(t, ok, base)
 	}
 }
 

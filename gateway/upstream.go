@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -34,17 +37,20 @@ func (e *Engine) attempt(ctx context.Context, st *runState, a providers.Provider
 		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(h))
 		call.Header = h
 	}
-	c := upstreamCall{st: st, span: span, start: time.Now()}
+	c := upstreamCall{span: span, start: time.Now()}
 	out, err := invoke(ctx, a, *t, call)
 	switch {
 	case err != nil:
 		c.fail(ctx, err)
+		st.upstream += c.elapsed
 	case out.Stream != nil:
 		c.status = http.StatusOK
-		out.Stream = &upstreamStream{Stream: out.Stream, call: c}
+		s := &upstreamStream{Stream: out.Stream, call: c}
+		out.Stream, out.open = s, &s.call
 	case out.Raw != nil:
 		c.status = out.Raw.StatusCode
-		out.Raw.Body = &upstreamBody{ReadCloser: out.Raw.Body, call: c}
+		b := &upstreamBody{ReadCloser: out.Raw.Body, call: c}
+		out.Raw.Body, out.open = b, &b.call
 	default:
 		c.status = http.StatusOK
 		if out.Response != nil && out.Response.Status != 0 {
@@ -54,6 +60,7 @@ func (e *Engine) attempt(ctx context.Context, st *runState, a providers.Provider
 			c.usage, c.model = &out.Response.Usage, jsonModel(out.Response.Body)
 		}
 		c.end()
+		st.upstream += c.elapsed
 	}
 	return out, err
 }
@@ -68,31 +75,65 @@ func (e *Engine) startCall(ctx context.Context, tracer trace.Tracer, t *provider
 		name += " " + call.Model
 		attrs = append(attrs, attribute.String("gen_ai.request.model", call.Model))
 	}
+	if host, port, ok := baseHost(t.BaseURL); ok {
+		attrs = append(attrs, attribute.String("server.address", host), attribute.Int("server.port", port))
+	}
 	ctx, span := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	// The address the call connects to (the provider's default, or the custom host), as the
-	// transport resolves it: no adapter needs to say.
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: func(hostPort string) { serverAddress(span, hostPort) }})
+	if t.BaseURL == "" {
+		// The provider's default address is the adapter's to know: the transport says where
+		// it connects.
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: func(hostPort string) { serverAddress(span, hostPort) }})
+	}
 	return ctx, span
+}
+
+// baseHost is the host and port of a base URL (a custom host, an admin's base URL), read
+// without parsing the whole URL.
+func baseHost(base string) (host string, port int, ok bool) {
+	rest, port := base, 0
+	switch {
+	case strings.HasPrefix(rest, "https://"):
+		rest, port = rest[len("https://"):], 443
+	case strings.HasPrefix(rest, "http://"):
+		rest, port = rest[len("http://"):], 80
+	default:
+		return "", 0, false
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:] // never the credentials of a URL
+	}
+	if h, p, err := net.SplitHostPort(rest); err == nil {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return "", 0, false
+		}
+		rest, port = h, n
+	}
+	rest = strings.TrimSuffix(strings.TrimPrefix(rest, "["), "]")
+	return rest, port, rest != ""
 }
 
 // upstreamCall is one provider call until it ends.
 type upstreamCall struct {
-	st     *runState
-	span   trace.Span // nil: not traced
-	start  time.Time
-	status int
-	usage  *providers.Usage
-	model  string
-	done   bool
+	span    trace.Span // nil: not traced
+	start   time.Time
+	elapsed time.Duration // how long it took, once it ended
+	status  int
+	usage   *providers.Usage
+	model   string
+	done    bool
 }
 
-// end counts the call's time and ends its span, once.
+// end times the call and ends its span, once.
 func (c *upstreamCall) end() {
 	if c.done {
 		return
 	}
 	c.done = true
-	c.st.upstream += time.Since(c.start)
+	c.elapsed = time.Since(c.start)
 	if c.span == nil {
 		return
 	}
