@@ -177,7 +177,10 @@ func (s *Service) Serve(ctx context.Context, in Request, out Reply) {
 	if err != nil {
 		if x.span != nil {
 			var up *providers.UpstreamError
-			x.errType, x.providerFailed = errorType(ctx, err), errors.As(err, &up)
+			x.errType, x.providerFailed = errorType(err), errors.As(err, &up)
+			if clientGone(ctx) {
+				x.errType = "client_closed"
+			}
 		}
 		status = s.fail(ctx, out, x, err)
 	}

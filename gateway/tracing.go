@@ -112,10 +112,10 @@ func (s *Service) startSpan(ctx context.Context, x *exchange) context.Context {
 	if len(x.in.Header["Traceparent"]) > 0 {
 		remote = trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), propagation.HeaderCarrier(x.in.Header)))
 	}
-	switch want, _ := RequestTraceID(x.in.TraceID); {
-	case remote.IsValid() && (x.in.TraceID == "" || remote.TraceID() == want):
+	want, _ := RequestTraceID(x.in.TraceID)
+	if remote.IsValid() && (x.in.TraceID == "" || remote.TraceID() == want) {
 		ctx = trace.ContextWithRemoteSpanContext(ctx, remote)
-	default:
+	} else {
 		opts = append(opts, trace.WithNewRoot())
 		if x.in.TraceID != "" {
 			ctx = context.WithValue(ctx, traceIDKey{}, want)
@@ -223,7 +223,7 @@ func statusErrorType(status int) string {
 // errorType is error.type for err: low-cardinality, and never a message (which may quote what
 // the client sent): the provider's status, the class of a failure to reach it, the code of a
 // refusal.
-func errorType(ctx context.Context, err error) string {
+func errorType(err error) string {
 	var (
 		up      *providers.UpstreamError
 		conn    *providers.ConnectionError
@@ -235,8 +235,8 @@ func errorType(ctx context.Context, err error) string {
 		appErr  *domain.Error
 	)
 	switch {
-	case ctx != nil && clientGone(ctx):
-		return "client_closed"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
 	case errors.As(err, &up):
 		return strconv.Itoa(up.Status)
 	case errors.As(err, &te), errors.Is(err, context.DeadlineExceeded):
@@ -289,7 +289,7 @@ func failureReason(err error) string {
 	case errors.As(err, &unsup):
 		return unsup.Error()
 	}
-	return errorType(nil, err)
+	return errorType(err)
 }
 
 // genAIOperation is gen_ai.operation.name for an endpoint (a pass-through's by its path).

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -231,11 +232,9 @@ func TestErrorTypeNamesNoMessage(t *testing.T) {
 		"guardrail_denied":    &GuardrailDeniedError{RefusalError: RefusalError{Err: domainErr("guardrail_denied")}},
 		"_OTHER":              errors.New("my prompt was: tell me a secret"),
 	} {
-		assert.Equal(t, want, errorType(context.Background(), err))
+		assert.Equal(t, want, errorType(err))
 	}
-	cancelled, cancel := context.WithCancel(context.Background())
-	cancel()
-	assert.Equal(t, "client_closed", errorType(cancelled, errors.New("x")))
+	assert.Equal(t, "canceled", errorType(fmt.Errorf("read: %w", context.Canceled)))
 }
 
 // A hook's span holds the verdicts: ids, pass or fail, the checks that failed, never text.

@@ -41,7 +41,7 @@ func (e *Engine) attempt(ctx context.Context, st *runState, a providers.Provider
 	out, err := invoke(ctx, a, *t, call)
 	switch {
 	case err != nil:
-		c.fail(ctx, err)
+		c.fail(err)
 		st.upstream += c.elapsed
 	case out.Stream != nil:
 		c.status = http.StatusOK
@@ -154,13 +154,13 @@ func (c *upstreamCall) end() {
 
 // fail ends a call that failed: its status when the provider answered one, and the class of
 // error.
-func (c *upstreamCall) fail(ctx context.Context, err error) {
+func (c *upstreamCall) fail(err error) {
 	if c.span != nil && !c.done {
 		var up *providers.UpstreamError
 		if errors.As(err, &up) {
 			c.status = up.Status
 		}
-		typ := errorType(ctx, err)
+		typ := errorType(err)
 		c.span.SetAttributes(attribute.String("error.type", typ))
 		c.span.SetStatus(codes.Error, typ)
 	}
@@ -184,7 +184,7 @@ func (s *upstreamStream) Next() ([]byte, error) {
 		}
 		s.call.end()
 	case err != nil:
-		s.call.fail(nil, err)
+		s.call.fail(err)
 	case !s.first:
 		s.first = true
 		if s.call.span != nil {
@@ -211,7 +211,7 @@ func (b *upstreamBody) Read(p []byte) (int, error) {
 	case errors.Is(err, io.EOF):
 		b.call.end()
 	case err != nil:
-		b.call.fail(nil, err)
+		b.call.fail(err)
 	}
 	return n, err
 }
@@ -224,7 +224,7 @@ func (b *upstreamBody) Close() error {
 // endTargetSpan ends a target's span, with why it failed when it did.
 func endTargetSpan(span trace.Span, err error) {
 	if err != nil {
-		typ := errorType(nil, err)
+		typ := errorType(err)
 		span.SetAttributes(attribute.String("error.type", typ), attribute.String(AttrTargetFailure, failureReason(err)))
 		span.SetStatus(codes.Error, typ)
 	}
