@@ -312,6 +312,19 @@ func TestTracingExportsTheRequestTree(t *testing.T) {
 		assert.NotEmpty(t, g.logRow(clientTrace)["_id"], "the log row is found by the traceparent's trace id")
 	})
 
+	t.Run("a trace id and a traceparent of another trace", func(t *testing.T) {
+		const ownTrace, otherTrace, otherSpan = "11111111111111111111111111111111", "22222222222222222222222222222222", "3333333333333333"
+		resp, raw := g.call(key, "/chat/completions", "traced-routing", body, map[string]string{"x-gateway-trace-id": ownTrace,
+			"traceparent": "00-" + otherTrace + "-" + otherSpan + "-01"})
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", raw)
+		assert.Equal(t, ownTrace, resp.Header.Get("x-gateway-trace-id"))
+		server := serverSpan(t, col.trace(t, ownTrace, 1), "chat gpt-4o-mini")
+		assert.Empty(t, server.GetParentSpanId(), "the request's own trace id wins: a root span")
+		require.Len(t, server.GetLinks(), 1, "linked to the client's span")
+		assert.Equal(t, otherTrace, hex.EncodeToString(server.GetLinks()[0].GetTraceId()))
+		assert.Equal(t, otherSpan, hex.EncodeToString(server.GetLinks()[0].GetSpanId()))
+	})
+
 	t.Run("a trace id that is not hex", func(t *testing.T) {
 		resp, raw := g.call(key, "/chat/completions", "traced-routing", body, map[string]string{"x-gateway-trace-id": "checkout-42"})
 		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", raw)
