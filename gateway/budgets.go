@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"strconv"
 	"strings"
 
@@ -133,8 +134,8 @@ func (s *Service) reserve(x *exchange, res *resolved) error {
 
 // admission checks a managed provider's target before it is first tried: the provider's and
 // its integration's status, rate limits and budgets in this workspace.
-func (s *Service) admission(x *exchange, t *providers.Target, mp ManagedProvider, model string) func(path string) error {
-	return func(path string) error {
+func (s *Service) admission(x *exchange, t *providers.Target, mp ManagedProvider, model string) func(ctx context.Context, path string) error {
+	return func(_ context.Context, path string) error {
 		a, err := s.admit(x, t, mp, s.worstCase(x, t.Provider, model))
 		if err != nil {
 			return err

@@ -18,6 +18,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/cache"
 	"github.com/causeway/causeway/domain"
@@ -138,7 +141,7 @@ func cacheHeaders(h http.Header) (namespace string, refresh bool, err error) {
 // lookupCache is the cache step: it decides whether the request is cached and, if so, looks
 // it up. A hit is returned; a miss leaves x.cache set for the answer to be stored. A store
 // that fails is a miss, logged once as the outage starts: the cache never fails a request.
-func (s *Service) lookupCache(ctx context.Context, x *exchange, res *resolved, call providers.Call) (*cache.Entry, string, error) {
+func (s *Service) lookupCache(ctx context.Context, x *exchange, res *resolved, call providers.Call) (hit *cache.Entry, status string, err error) {
 	namespace, refresh, err := cacheHeaders(x.in.Header)
 	if err != nil {
 		return nil, "", err
@@ -174,6 +177,15 @@ func (s *Service) lookupCache(ctx context.Context, x *exchange, res *resolved, c
 	x.cache = l
 	if refresh {
 		return nil, analytics.CacheRefresh, nil
+	}
+	if x.span != nil {
+		// The namespace is left out: it may name a user.
+		var span trace.Span
+		ctx, span = s.childSpan(ctx, x, "cache lookup", attribute.String(AttrCacheMode, cfg.Mode))
+		defer func() {
+			span.SetAttributes(attribute.String(AttrCacheStatus, status))
+			span.End()
+		}()
 	}
 	lctx, cancel := c.bound(ctx)
 	defer cancel()
@@ -341,6 +353,7 @@ func (s *Service) embed(ctx context.Context, x *exchange, res *resolved, cfg *do
 	run, err := s.Engine.Run(ctx, Plan{Target: t}, providers.Call{Endpoint: providers.EndpointEmbed, Body: body, Embedding: req, Model: model})
 	defer run.Close()
 	call.done(s.Now(), run.Response, err)
+	x.rec.UpstreamMS += run.UpstreamMS() // a provider call too
 	if err != nil {
 		return nil, err
 	}
@@ -492,6 +505,9 @@ func (s *Service) answerCached(ctx context.Context, x *exchange, out Reply, e *c
 		return 0, err
 	}
 	x.cachedLatencyMS = meta.LatencyMS
+	if x.span != nil {
+		x.responseModel = jsonModel(e.Body)
+	}
 	x.rec.CacheSavedCost = meta.Cost
 	x.rec.AIService = meta.Provider
 	if len(body) <= maxLoggedBody {

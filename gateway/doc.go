@@ -14,6 +14,7 @@
 //
 // It imports domain/, ledger/ (the contract, no driver), analytics/ (the log record and its
 // sink, to publish to; never a store) and its own subpackages, of the provider adapters only
-// their contract (gateway/providers; cmd wires the families); never http/, commands/,
+// their contract (gateway/providers; cmd wires the families), and of OpenTelemetry only the
+// API (Service.Tracer; cmd wires the SDK and its exporters); never http/, commands/,
 // projections/ or a database driver.
 package gateway

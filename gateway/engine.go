@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/causeway/causeway/gateway/providers"
 )
 
@@ -37,8 +40,9 @@ type Plan struct {
 
 	// Admit, when set on a leaf, is asked once before the leaf is first tried, with its path:
 	// the leaf's own limits and budgets (a managed provider's). A refusal moves a fallback on,
-	// as an unreachable target does, and is the answer when no other target serves.
-	Admit func(path string) error
+	// as an unreachable target does, and is the answer when no other target serves. Its
+	// context carries the leaf's span (the request's deadline is the caller's to keep).
+	Admit func(ctx context.Context, path string) error
 }
 
 // Retry retries a target on the given statuses (or when it cannot be reached), with
@@ -68,6 +72,21 @@ type Outcome struct {
 	// release ends the request timeout's context; for a stream it must wait until the stream
 	// is read, so the caller releases it (Close).
 	release func()
+	// upstream is the time the calls that ended before Run returned took; open is the call
+	// still going on: a stream, or a pass-through answer, until it is read or closed.
+	upstream time.Duration
+	open     *upstreamCall
+}
+
+// UpstreamMS is the time the Run spent in provider calls, every attempt of every target, in
+// milliseconds: until each answered, or, for a stream or a pass-through answer, until it was
+// read to its end or closed.
+func (o Outcome) UpstreamMS() float64 {
+	d := o.upstream
+	if o.open != nil {
+		d += o.open.elapsed
+	}
+	return float64(d.Microseconds()) / 1000
 }
 
 // Close releases what the outcome holds: its stream, and its timeout.
@@ -106,19 +125,36 @@ func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Run serves call by plan.
+// Run serves call by plan. When ctx carries a recording span, each target a strategy tries
+// and each provider call is a span beneath it (tracing.go).
 func (e *Engine) Run(ctx context.Context, p Plan, call providers.Call) (Outcome, error) {
-	var tried []string
-	out, err := e.run(ctx, p, call, nil, "0", &tried)
-	out.Tried = tried
+	var st runState // on the stack: no call keeps it
+	if sc := trace.SpanFromContext(ctx); sc.SpanContext().IsValid() {
+		st.propagate = true
+		if sc.IsRecording() {
+			st.tracer = sc.TracerProvider().Tracer(TraceScope)
+		}
+	}
+	out, err := e.run(ctx, p, call, nil, "0", &st)
+	out.Tried, out.upstream = st.tried, st.upstream
 	return out, err
 }
 
-func (e *Engine) run(ctx context.Context, p Plan, call providers.Call, inherited map[string]any, path string, tried *[]string) (Outcome, error) {
+// runState is what one Run gathers as it goes.
+type runState struct {
+	tried    []string      // the paths that failed before the one that served
+	upstream time.Duration // spent in provider calls
+	// propagate: the request has a trace context, which provider calls carry (traceparent);
+	// tracer, when set, records their spans.
+	propagate bool
+	tracer    trace.Tracer
+}
+
+func (e *Engine) run(ctx context.Context, p Plan, call providers.Call, inherited map[string]any, path string, st *runState) (Outcome, error) {
 	override := mergeOverrides(inherited, p.Override)
 	if p.Timeout > 0 {
 		tctx, cancel := context.WithTimeoutCause(ctx, p.Timeout, &TimeoutError{Timeout: p.Timeout, From: p.TimeoutFrom})
-		out, err := e.runWithin(tctx, p, call, override, path, tried)
+		out, err := e.runWithin(tctx, p, call, override, path, st)
 		if err != nil || (out.Stream == nil && out.Raw == nil) {
 			cancel()
 			return out, timedOut(tctx, err)
@@ -140,12 +176,12 @@ func (e *Engine) run(ctx context.Context, p Plan, call providers.Call, inherited
 		}
 		return out, nil
 	}
-	return e.runWithin(ctx, p, call, override, path, tried)
+	return e.runWithin(ctx, p, call, override, path, st)
 }
 
-func (e *Engine) runWithin(ctx context.Context, p Plan, call providers.Call, override map[string]any, path string, tried *[]string) (Outcome, error) {
+func (e *Engine) runWithin(ctx context.Context, p Plan, call providers.Call, override map[string]any, path string, st *runState) (Outcome, error) {
 	if p.Target != nil {
-		return e.leaf(ctx, p, call, override, path)
+		return e.leaf(ctx, p, call, override, path, st)
 	}
 	if len(p.Targets) == 0 {
 		return Outcome{}, fmt.Errorf("gateway: the plan at %s has no targets", path)
@@ -153,12 +189,12 @@ func (e *Engine) runWithin(ctx context.Context, p Plan, call providers.Call, ove
 	switch p.Mode {
 	case "loadbalance":
 		i := pickWeighted(p.Targets)
-		return e.run(ctx, p.Targets[i], call, override, path+"."+strconv.Itoa(i), tried)
+		return e.run(ctx, p.Targets[i], call, override, path+"."+strconv.Itoa(i), st)
 	case "fallback":
 		var last error
 		for i, t := range p.Targets {
 			sub := path + "." + strconv.Itoa(i)
-			out, err := e.run(ctx, t, call, override, sub, tried)
+			out, err := e.run(ctx, t, call, override, sub, st)
 			if err == nil {
 				return out, nil
 			}
@@ -166,21 +202,28 @@ func (e *Engine) runWithin(ctx context.Context, p Plan, call providers.Call, ove
 			if ctx.Err() != nil || !fallsBack(err, p.OnStatusCodes) {
 				return out, err
 			}
-			*tried = append(*tried, sub)
+			st.tried = append(st.tried, sub)
 		}
 		return Outcome{}, last
 	}
-	return e.run(ctx, p.Targets[0], call, override, path+".0", tried)
+	return e.run(ctx, p.Targets[0], call, override, path+".0", st)
 }
 
-// leaf calls one target, retrying as its plan says.
-func (e *Engine) leaf(ctx context.Context, p Plan, call providers.Call, override map[string]any, path string) (Outcome, error) {
+// leaf calls one target, retrying as its plan says. A target below a strategy is a span of
+// its own (named by its path) when the request is traced, with why it failed.
+func (e *Engine) leaf(ctx context.Context, p Plan, call providers.Call, override map[string]any, path string, st *runState) (out Outcome, err error) {
+	if st.tracer != nil && path != "0" {
+		var span trace.Span
+		ctx, span = st.tracer.Start(ctx, "target "+path, trace.WithAttributes(attribute.String(AttrTargetPath, path),
+			attribute.String("gen_ai.provider.name", genAIProvider(p.Target.Provider))))
+		defer func() { endTargetSpan(span, err) }()
+	}
 	adapter, ok := e.Providers.Get(p.Target.Provider)
 	if !ok {
 		return Outcome{}, &UnknownProviderError{Provider: p.Target.Provider}
 	}
 	if p.Admit != nil {
-		if err := p.Admit(path); err != nil {
+		if err := p.Admit(ctx, path); err != nil {
 			return Outcome{Path: path, Target: *p.Target}, err
 		}
 	}
@@ -199,7 +242,7 @@ func (e *Engine) leaf(ctx context.Context, p Plan, call providers.Call, override
 	}
 	backoff := 250 * time.Millisecond
 	for attempt := 0; ; attempt++ {
-		out, err := invoke(ctx, adapter, *p.Target, call)
+		out, err := e.attempt(ctx, st, adapter, p.Target, call, path, attempt)
 		if err == nil {
 			out.Path, out.Retries, out.Target = path, attempt, *p.Target
 			return out, nil

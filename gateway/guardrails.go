@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/domain"
 	"github.com/causeway/causeway/gateway/openai"
@@ -209,7 +211,9 @@ func (s *Service) beforeHook(ctx context.Context, x *exchange, call *providers.C
 	}
 	in := x.guardInput(*call, provider)
 	in.Text = guardrails.ExtractText(guardrails.BeforeRequest, call.Body)
-	res := guardrails.Run(ctx, guardrails.BeforeRequest, x.guards.before, in)
+	hctx, span := s.guardSpan(ctx, x, guardrails.BeforeRequest, "")
+	res := guardrails.Run(hctx, guardrails.BeforeRequest, x.guards.before, in)
+	endGuardSpan(span, res)
 	x.hooks = append(x.hooks, res)
 	s.runAsync(x, guardrails.BeforeRequest, x.guards.before, in)
 	if res.Denied {
@@ -264,7 +268,9 @@ func (s *Service) nestedBefore(ctx context.Context, x *exchange, call providers.
 	}
 	in := x.guardInput(call, x.leafProvider(leafPath))
 	in.Text = guardrails.ExtractText(guardrails.BeforeRequest, call.Body)
-	res := guardrails.Run(ctx, guardrails.BeforeRequest, gs, in)
+	hctx, span := s.guardSpan(ctx, x, guardrails.BeforeRequest, leafPath)
+	res := guardrails.Run(hctx, guardrails.BeforeRequest, gs, in)
+	endGuardSpan(span, res)
 	x.hooks = append(x.hooks, res)
 	s.runAsync(x, guardrails.BeforeRequest, gs, in)
 	if res.Denied {
@@ -322,7 +328,9 @@ func (s *Service) afterHook(ctx context.Context, x *exchange, call providers.Cal
 	in := x.guardInput(call, provider)
 	in.Response = answer
 	in.Text = guardrails.ExtractText(guardrails.AfterRequest, answer)
-	res := guardrails.Run(ctx, guardrails.AfterRequest, gs, in)
+	hctx, span := s.guardSpan(ctx, x, guardrails.AfterRequest, x.served)
+	res := guardrails.Run(hctx, guardrails.AfterRequest, gs, in)
+	endGuardSpan(span, res)
 	x.hooks = append(x.hooks, res)
 	s.runAsync(x, guardrails.AfterRequest, gs, in)
 	if res.Denied {
@@ -337,17 +345,34 @@ func (s *Service) afterHook(ctx context.Context, x *exchange, call providers.Cal
 // streamGuard scans a streamed answer's text as it passes.
 type streamGuard struct {
 	scanner *guardrails.StreamScanner
+	span    trace.Span // the hook's, from the stream's start to its verdict; nil: not traced
 }
 
 // startStreamGuard readies the after-request guardrails of a stream, or nil when none apply.
-func (s *Service) startStreamGuard(x *exchange, call providers.Call, provider string) (*streamGuard, error) {
+func (s *Service) startStreamGuard(ctx context.Context, x *exchange, call providers.Call, provider string) (*streamGuard, error) {
 	gs, err := s.afterGuardrails(x)
 	if err != nil || len(gs) == 0 {
 		return nil, err
 	}
 	in := x.guardInput(call, provider)
 	in.Stream = true
-	return &streamGuard{scanner: guardrails.NewStreamScanner(gs, in, guardrails.StreamOptions{})}, nil
+	_, span := s.guardSpan(ctx, x, guardrails.AfterRequest, x.served)
+	return &streamGuard{scanner: guardrails.NewStreamScanner(gs, in, guardrails.StreamOptions{}), span: span}, nil
+}
+
+// verdict ends the hook's span with its results.
+func (g *streamGuard) verdict(res guardrails.HookResult) {
+	endGuardSpan(g.span, res)
+	g.span = nil
+}
+
+// close ends the hook's span of a stream that ended before a verdict (a client that left, a
+// provider that failed).
+func (g *streamGuard) close() {
+	if g.span != nil {
+		g.span.End()
+		g.span = nil
+	}
 }
 
 // chunk judges a chunk's text before it is sent: a deny stops the stream.
@@ -357,6 +382,7 @@ func (g *streamGuard) chunk(ctx context.Context, x *exchange, data []byte) error
 		return nil
 	}
 	if res, stop := g.scanner.Write(ctx, text); stop {
+		g.verdict(res)
 		x.hooks = append(x.hooks, res)
 		return x.denied(res, "answer")
 	}
@@ -366,6 +392,7 @@ func (g *streamGuard) chunk(ctx context.Context, x *exchange, data []byte) error
 // finish runs the checks that need the whole answer, before [DONE].
 func (g *streamGuard) finish(ctx context.Context, x *exchange) error {
 	res := g.scanner.Finish(ctx)
+	g.verdict(res)
 	x.hooks = append(x.hooks, res)
 	if res.Denied {
 		return x.denied(res, "answer")
@@ -511,12 +538,18 @@ func (s *Service) guardLeaves(ctx context.Context, x *exchange, p *Plan, call pr
 		}
 		x.guards.leafProviders[path] = p.Target.Provider
 		admit := p.Admit
-		p.Admit = func(leaf string) error {
-			if err := s.nestedBefore(ctx, x, call, leaf); err != nil {
+		p.Admit = func(leafCtx context.Context, leaf string) error {
+			// The request's context, not the leaf's (its deadline is the provider call's), with
+			// the leaf's span, which the hook's span goes beneath.
+			hookCtx := ctx
+			if x.span != nil {
+				hookCtx = trace.ContextWithSpan(ctx, trace.SpanFromContext(leafCtx))
+			}
+			if err := s.nestedBefore(hookCtx, x, call, leaf); err != nil {
 				return err
 			}
 			if admit != nil {
-				return admit(leaf)
+				return admit(leafCtx, leaf)
 			}
 			return nil
 		}

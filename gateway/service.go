@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/domain"
@@ -74,6 +75,9 @@ type Service struct {
 	// Organisation is the deployment's organisation: a request refused before its key
 	// resolves (missing, unknown, expired) is logged under it.
 	Organisation string
+	// Tracer traces each request (tracing.go): the OpenTelemetry API's, which cmd backs with
+	// the SDK. nil: nothing is traced, at the cost of a nil check per step.
+	Tracer trace.Tracer
 }
 
 // DefaultMaxTokens is the output a budget reserves for when a request names no limit: what
@@ -133,6 +137,11 @@ type exchange struct {
 	// hooksJSON is hooks encoded as hook_results, for the first hooksEncoded of them.
 	hooksJSON    json.RawMessage
 	hooksEncoded int
+
+	span           trace.Span // the request's server span; nil: not traced
+	responseModel  string     // the model the answer names, for the span
+	errType        string     // the span's error.type, when an error ended the request
+	providerFailed bool       // the provider answered the error
 }
 
 // leafAdmission is what a leaf of the plan took before it was tried: its own rate limits and
@@ -162,12 +171,25 @@ func (s *Service) Serve(ctx context.Context, in Request, out Reply) {
 		ParentSpanID: header(in.Header, HeaderParentSpanID), SpanName: header(in.Header, HeaderSpanName),
 		Endpoint: in.Endpoint, Method: in.Method, Path: in.Path, StartedAt: now, LogFormat: "v1", CacheStatus: "DISABLED",
 	}}
+	if s.Tracer != nil {
+		ctx = s.startSpan(ctx, x)
+	}
 	status, err := s.serve(ctx, x, out)
 	if err != nil {
+		if x.span != nil {
+			var up *providers.UpstreamError
+			x.errType, x.providerFailed = errorType(err), errors.As(err, &up)
+			if clientGone(ctx) {
+				x.errType = "client_closed"
+			}
+		}
 		status = s.fail(ctx, out, x, err)
 	}
 	x.rec.StatusCode = status
 	s.finish(x)
+	if x.span != nil {
+		x.endSpan()
+	}
 }
 
 func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error) {
@@ -186,6 +208,9 @@ func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error
 		return 0, err
 	}
 	call, err := s.parse(x, body)
+	if x.span != nil {
+		x.spanRequest(&call)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -236,7 +261,10 @@ func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error
 	}
 	out.Header().Set("Content-Type", "application/json")
 	run, err := s.Engine.Run(ctx, res.plan, call)
-	defer run.Close()
+	defer func() {
+		run.Close() // a stream's provider call ends here, and its time with it
+		x.rec.UpstreamMS += run.UpstreamMS()
+	}()
 	x.served = run.Path
 	x.rec.AIService, x.rec.Target, x.rec.RetryCount = run.Target.Provider, run.Path, run.Retries
 	if len(run.Tried) > 0 {
@@ -258,6 +286,9 @@ func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error
 	}
 	resp := run.Response
 	x.usage, x.usageKnown = resp.Usage, true
+	if x.span != nil {
+		x.responseModel = jsonModel(resp.Body)
+	}
 	if len(resp.Body) <= maxLoggedBody && json.Valid(resp.Body) {
 		x.rec.ResponseBody, x.rec.ResponseBodyEncoding = loggedBody(resp.Body) // the provider's answer: no client credential in it
 	}
@@ -446,9 +477,12 @@ func writeLimitHeaders(h http.Header, d Decision, now time.Time) {
 // too; what the stream used is charged all the same. A failure after the first byte ends the
 // stream with an error event, never in silence, and is not retried.
 func (s *Service) stream(ctx context.Context, x *exchange, out Reply, st providers.Stream, call providers.Call, provider string) (int, error) {
-	guard, err := s.startStreamGuard(x, call, provider)
+	guard, err := s.startStreamGuard(ctx, x, call, provider)
 	if err != nil {
 		return 0, err
+	}
+	if guard != nil {
+		defer guard.close()
 	}
 	sw := sse.NewWriter(out)
 	out.WriteHeader(http.StatusOK)
@@ -478,6 +512,9 @@ func (s *Service) stream(ctx context.Context, x *exchange, out Reply, st provide
 		if first {
 			x.rec.TTFTMS = float64(s.Now().Sub(x.start).Microseconds()) / 1000
 			first = false
+			if x.span != nil {
+				x.responseModel = jsonModel(chunk)
+			}
 		}
 		if err := sw.Data(chunk); err != nil {
 			x.rec.Error = "client closed the stream"

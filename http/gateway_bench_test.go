@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/causeway/causeway/analytics"
 	"github.com/causeway/causeway/gateway"
 	"github.com/causeway/causeway/gateway/egress"
@@ -30,8 +33,19 @@ func (discardSink) Log(analytics.LogRecord) {}
 // (a key's cost budget and a workspace's, reserved and settled on the usage ledger, which
 // writes to SQLite in the background), the adapter and the answer, against a local stand-in.
 // For profiling (go test -bench GatewayChat -cpuprofile); make bench measures the real binary.
-func BenchmarkGatewayChat(b *testing.B) {
-	env := benchGateway(b, nil)
+func BenchmarkGatewayChat(b *testing.B) { benchChat(b, nil) }
+
+// BenchmarkGatewayChatTraced is BenchmarkGatewayChat with every request traced: the SDK's
+// tracer provider, its batch processor and the gateway's trace ids, as cmd wires them, to an
+// exporter that discards the spans (what the request path pays; the export is off it).
+func BenchmarkGatewayChatTraced(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()), sdktrace.WithIDGenerator(gateway.TraceIDs{}))
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	benchChat(b, func(s *gateway.Service) { s.Tracer = tp.Tracer(gateway.TraceScope) })
+}
+
+func benchChat(b *testing.B, configure func(*gateway.Service)) {
+	env := benchGateway(b, configure)
 	g, key, up := env.g, env.key, env.up
 	h := withTraceID(g.endpoint(providers.EndpointChat))
 	body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Say hello in one short sentence."}],"max_tokens":32,"temperature":0}`)

@@ -11,10 +11,14 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
-// TraceIDHeader carries the trace id of a request: the client's when it sends one, else one
-// generated here. It is returned on every answer and logged.
+// TraceIDHeader carries the trace id of a request: the client's when it sends one, else the
+// trace id of its W3C traceparent, else one generated here. It is returned on every answer
+// and logged.
 const TraceIDHeader = "x-gateway-trace-id"
 
 type traceKey struct{}
@@ -32,11 +36,26 @@ func withTraceID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(TraceIDHeader)
 		if id == "" || len(id) > maxTraceID {
+			id = traceparentID(r.Header)
+		}
+		if id == "" {
 			id = newTraceID()
 		}
 		w.Header().Set(TraceIDHeader, id)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), traceKey{}, id)))
 	})
+}
+
+// traceparentID is the trace id of a valid W3C traceparent header, or "".
+func traceparentID(h http.Header) string {
+	if len(h["Traceparent"]) == 0 {
+		return ""
+	}
+	sc := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), propagation.HeaderCarrier(h)))
+	if !sc.IsValid() {
+		return ""
+	}
+	return sc.TraceID().String()
 }
 
 func newTraceID() string {

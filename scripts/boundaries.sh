@@ -23,6 +23,7 @@ imports ./domain/...  \.          domain/ imports only the standard library
 deps    ./eventstore ${drivers} the event store contract imports no database driver
 deps    ./gateway/... ^github\.com/causeway/causeway/(http|commands|projections)(/|$)|${drivers} the data plane reads only its declared interfaces: no HTTP layer, no commands, no projections, no database driver
 deps    ./gateway ${adapters} the data plane calls providers through their contract (gateway/providers); only cmd wires the adapter families
+deps    ./gateway/... ^go\.opentelemetry\.io/(otel/sdk|otel/exporters|proto/otlp)(/|$) the data plane traces through the OpenTelemetry API only: cmd wires the SDK and its exporters
 deps    ./commands/... ^github\.com/causeway/causeway/(gateway|analytics|http)(/|$)|^github\.com/ThreeDotsLabs/watermill-sql(/|$)|${drivers} the write side decides on events alone: no data plane (nor its provider adapters), no request logs, no HTTP layer, no database driver
 deps    ./analytics/... ^github\.com/causeway/causeway/(gateway|commands|projections|http)(/|$) the request-log wing stands alone: the gateway publishes to it and http queries it, never the other way; no commands, no projections
 deps    ./analytics ${drivers} the log record and sink the gateway imports link no database driver: the stores are subpackages

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Proves scripts/boundaries.sh catches a breach: the tree as it is passes, and the same check
 # fails once a file importing a database driver is planted in the event store contract, or one
-# importing a driver, or a provider adapter family, in the data plane, or once each rule on
+# importing a driver, a provider adapter family or the OpenTelemetry SDK, in the data plane, or once each rule on
 # commands/, queries/, analytics/, workers/, cache/semantic, guardrails/, cli/ and metrics/ is broken by a planted import
 # (through go list's -overlay, so the tree is not touched), or once a rule is given that a
 # backend breaks.
@@ -65,6 +65,9 @@ plant ledger ledger github.com/jackc/pgx/v5 ./ledger
 plant cluster cluster github.com/jackc/pgx/v5 ./cluster
 plant cache cache github.com/redis/go-redis/v9 ./cache
 plant gateway gateway github.com/redis/go-redis/v9 ./gateway/...
+# The data plane traces through the OpenTelemetry API: the SDK and its exporters are cmd's.
+plant gateway gateway go.opentelemetry.io/otel/sdk/trace ./gateway/...
+plant gateway/sse sse go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp ./gateway/...
 # The read side's application layer links no data plane, HTTP layer, commands or driver.
 plant queries queries github.com/causeway/causeway/gateway ./queries/...
 plant queries queries github.com/jackc/pgx/v5 ./queries/...

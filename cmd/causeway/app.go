@@ -333,6 +333,10 @@ func (m *Main) startGateway(admin *httpapi.Admin, guard *egress.Guard) (*httpapi
 	}
 	m.closers = append(m.closers, book.Close)
 	admin.Pricing = book
+	tracer, err := m.startTracing()
+	if err != nil {
+		return nil, err
+	}
 	client := guard.Client(0)
 	// The data plane reads only memory: the routing index, the provider directory (the same
 	// index, which alone holds the sealed credentials) and the usage ledger.
@@ -341,7 +345,7 @@ func (m *Main) startGateway(admin *httpapi.Admin, guard *egress.Guard) (*httpapi
 		Limiter: gateway.NewLimiter(m.Now, m.Ledger), Egress: guard, CustomHostClient: client,
 		Engine: &gateway.Engine{Providers: providers.NewRegistry(adapters), MaxBackoff: 10 * time.Second},
 		Now:    func() time.Time { return m.Now() }, MaxBody: m.Config.MaxBodyBytes,
-		Organisation: admin.Organisation, Cache: m.Cache, Guardrails: m.Guardrails,
+		Organisation: admin.Organisation, Cache: m.Cache, Guardrails: m.Guardrails, Tracer: tracer,
 	}
 	return &httpapi.Gateway{Log: m.Logger, Service: svc, MaxBody: m.Config.MaxBodyBytes}, nil
 }

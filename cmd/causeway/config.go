@@ -84,6 +84,8 @@ type Config struct {
 	// MODEL_CONFIGS_PROXY_URL, MODEL_CONFIGS_PRICING_LOG_STORE_PATH,
 	// MODEL_CONFIGS_PRICING_LOCAL_PATH (see gateway/pricing).
 	Pricing pricing.Config
+	// Tracing is where request traces go: OpenTelemetry's OTEL_* variables (tracing.go).
+	Tracing TracingConfig
 }
 
 // Features are the specification's feature flags: each on unless set to OFF.
@@ -241,6 +243,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			c.CacheBytes = n
 		}
 	}
+
+	var tracingProblems []error
+	c.Tracing, tracingProblems = loadTracing(getenv)
+	problems = append(problems, tracingProblems...)
 
 	problems = append(problems, c.Validate())
 	if err := errors.Join(problems...); err != nil {

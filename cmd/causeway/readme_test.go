@@ -260,7 +260,7 @@ func TestReadmeListsEveryScopeHeaderAndVariable(t *testing.T) {
 		assert.Contains(t, md, "`"+m[1]+"`", "the README's header table lacks %s", m[1])
 	}
 
-	for _, file := range []string{"config.go", "app.go"} {
+	for _, file := range []string{"config.go", "app.go", "tracing.go"} {
 		src, err := os.ReadFile(file)
 		require.NoError(t, err)
 		for _, m := range regexp.MustCompile(`"([A-Z][A-Z0-9]*_[A-Z0-9_]+)"`).FindAllStringSubmatch(string(src), -1) {
