@@ -158,7 +158,7 @@ func (s *Service) admit(x *exchange, t *providers.Target, mp ManagedProvider, wo
 	case domain.ProviderExpired:
 		return nil, domain.Errorf(domain.CodeForbidden, "the provider @%s has expired", prov.Slug)
 	}
-	a := &leafAdmission{target: t}
+	a := &leafAdmission{target: t, provider: "@" + prov.Slug}
 	a.limits = OwnLimits(string(ledger.KindProvider), prov.ID, mp.Provider.Version, prov.RateLimits)
 	var budgets []ledger.Budget
 	if u := prov.UsageLimits; u != nil && u.CreditLimit != nil {

@@ -148,6 +148,7 @@ type exchange struct {
 // budgets (a managed provider's, an integration's in this workspace).
 type leafAdmission struct {
 	target      *providers.Target
+	provider    string // the managed provider, as @slug
 	limits      []Limit
 	reservation *ledger.Reservation
 }
@@ -267,6 +268,9 @@ func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error
 	}()
 	x.served = run.Path
 	x.rec.AIService, x.rec.Target, x.rec.RetryCount = run.Target.Provider, run.Path, run.Retries
+	if a := x.leaves[run.Path]; a != nil {
+		x.rec.Provider = a.provider // a config's target: the managed provider that served
+	}
 	if len(run.Tried) > 0 {
 		x.rec.FallbackTarget = run.Path
 	}

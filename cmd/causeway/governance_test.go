@@ -528,7 +528,7 @@ func TestManagedProviderBudgetFallsBack(t *testing.T) {
 	g.admin(http.MethodPut, "/providers/primary?workspace_id="+g.ws, map[string]any{"usage_limits": map[string]any{"type": "cost", "credit_limit": 1}})
 	config := `{"strategy":{"mode":"fallback"},"targets":[{"provider":"@primary"},{"provider":"@backup"}]}`
 	body := `{"model":"budget-model","max_tokens":4,"messages":[{"role":"user","content":"hi"}]}`
-	targets := map[string]int{}
+	targets, traces := map[string]int{}, map[string]string{}
 	for i := 0; i < 12; i++ {
 		req, _ := http.NewRequest(http.MethodPost, g.m.URL()+"/chat/completions", strings.NewReader(body))
 		req.Header.Set("x-gateway-api-key", key)
@@ -539,8 +539,13 @@ func TestManagedProviderBudgetFallsBack(t *testing.T) {
 		resp.Body.Close()
 		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", raw)
 		targets[resp.Header.Get("x-gateway-target")]++
+		traces[resp.Header.Get("x-gateway-target")] = resp.Header.Get("x-gateway-trace-id")
 	}
 	assert.Equal(t, map[string]int{"0.0": 10, "0.1": 2}, targets, "$1 at $0.10 on the primary, then the backup")
+	for target, provider := range map[string]string{"0.0": "@primary", "0.1": "@backup"} {
+		row := g.logRow(traces[target])
+		assert.Equal(t, provider, row["metrics"].(map[string]any)["provider"], "the log names the managed provider that served")
+	}
 	p := g.admin(http.MethodGet, "/providers/primary?workspace_id="+g.ws, nil)
 	ul, _ := p["usage_limits"].(map[string]any)
 	require.NotNil(t, ul, "%v", p)
