@@ -36,6 +36,9 @@ type Deps struct {
 	// CORSOrigins are the browser origins allowed to call /v1 (CAUSEWAY_CORS_ORIGINS); "*"
 	// allows any. Empty: CORS is off, and no answer carries its headers.
 	CORSOrigins []string
+	// Console serves the web console at /console/ and / (package console); nil: no console.
+	// Its routes come after /v1's, so a request of the API never reaches it.
+	Console http.Handler
 }
 
 // NewRouter builds the handler for every route under /v1. Unknown paths and methods answer
@@ -56,6 +59,11 @@ func NewRouter(d Deps) http.Handler {
 	if d.Admin != nil {
 		d.Admin.Register(v1)
 		v1.PathPrefix("/admin").Handler(http.StripPrefix(aliasPrefix, miss.alias(v1)))
+	}
+	if d.Console != nil {
+		root.Path("/").Handler(d.Console)
+		root.Path("/console").Handler(d.Console)
+		root.PathPrefix("/console/").Handler(d.Console)
 	}
 	miss.collect()
 	root.NotFoundHandler = miss

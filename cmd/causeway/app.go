@@ -174,7 +174,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			}})
 	}
 	handler := httpapi.NewRouter(httpapi.Deps{Logger: m.Logger, Health: health, Version: m.Version, Admin: admin, Gateway: gw,
-		CORSOrigins: cfg.CORSOrigins})
+		CORSOrigins: cfg.CORSOrigins, Console: m.console()})
 
 	m.listener, err = net.Listen("tcp", cfg.Addr)
 	if err != nil {

@@ -54,6 +54,8 @@ type Config struct {
 	// Cache (CAUSEWAY_CACHE, ON unless OFF) switches the answer cache: off, configs that ask
 	// for a cache are served uncached, with the status DISABLED.
 	Cache bool
+	// Console (CAUSEWAY_CONSOLE, on unless off) serves the web console at /console/.
+	Console bool
 
 	ShutdownTimeout time.Duration // CAUSEWAY_SHUTDOWN_TIMEOUT
 	StartupTimeout  time.Duration // CAUSEWAY_STARTUP_TIMEOUT: how long to wait for backends at start
@@ -149,6 +151,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	c.Cache = flag("CAUSEWAY_CACHE")
+	c.Console = flag("CAUSEWAY_CONSOLE")
 	if u := c.CacheURL; u != "" && !strings.HasPrefix(u, "redis://") && !strings.HasPrefix(u, "rediss://") {
 		problems = append(problems, errors.New("CAUSEWAY_CACHE_URL: must be a redis:// or rediss:// URL"))
 	}
