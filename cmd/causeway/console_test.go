@@ -174,14 +174,19 @@ func (b *browser) gone(s, why string) {
 	assert.NoError(b.t, err, why)
 }
 
-// shot saves the page as a PNG when CONSOLE_SCREENSHOTS names a directory.
+// shot saves the page as a PNG when CONSOLE_SCREENSHOTS names a directory: the whole page,
+// or with a dialog open, the window (the dialog's backdrop covers only the window).
 func (b *browser) shot(name string) {
 	b.t.Helper()
 	if b.shots == "" {
 		return
 	}
 	var png []byte
-	b.run(chromedp.FullScreenshot(&png, 100))
+	if b.truth(`document.querySelector('dialog[open]')`) {
+		b.run(chromedp.CaptureScreenshot(&png))
+	} else {
+		b.run(chromedp.FullScreenshot(&png, 100))
+	}
 	require.NoError(b.t, os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644))
 }
 
@@ -360,13 +365,12 @@ func TestConsole(t *testing.T) {
 		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
 
 		b.nav("Logs", "Request logs")
-		// Logs are stored in batches, within a second: reload until the row is there.
+		// Logs are stored in batches, within a second: refresh until the row is there.
 		deadline := time.Now().Add(15 * time.Second)
 		for !b.truth(`document.querySelector('main table') && document.querySelector('main table').textContent.includes('console-trace-1')`) {
 			require.True(t, time.Now().Before(deadline), "the chat's log never showed")
 			time.Sleep(300 * time.Millisecond)
-			b.run(chromedp.Reload())
-			b.page("Request logs")
+			b.run(chromedp.Click(`//button[normalize-space(.)="Refresh"]`, chromedp.BySearch))
 			b.wait(`!document.querySelector('main .loading')`)
 		}
 		b.shot("logs")
@@ -389,6 +393,7 @@ func TestConsole(t *testing.T) {
 		b.nav("Policies", "Policies")
 		b.wait(`[...document.querySelectorAll('[role=meter]')].some((x) => Number(x.getAttribute('aria-valuenow')) > 0)`)
 		assert.Contains(t, b.text(`document.querySelector('[role=meter]').getAttribute('aria-valuetext')`), "of 1,000")
+		assert.Equal(t, "key “console-app”", b.text(`document.querySelector('[role=meter]').getAttribute('aria-label')`), "the entity named by its key")
 		b.shot("policies")
 	})
 

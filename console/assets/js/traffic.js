@@ -45,7 +45,7 @@ export function trafficQuery(search, defaultRange = '7d') {
 }
 
 // TrafficFilters is the filter form; applying it rewrites the address (page 1 again).
-export function TrafficFilters({ loc, path, defaultRange = '7d', extra = [] }) {
+export function TrafficFilters({ loc, path, defaultRange = '7d', onRefresh }) {
   const q = new URLSearchParams(loc.search);
   const workspaces = useApi('/workspaces', { page_size: 200 });
   const apply = (e) => {
@@ -54,7 +54,7 @@ export function TrafficFilters({ loc, path, defaultRange = '7d', extra = [] }) {
     const params = { range: f.range.value, page: null };
     params.from = f.range.value === 'custom' ? localToISO(f.from.value) : null;
     params.to = f.range.value === 'custom' ? localToISO(f.to.value) : null;
-    for (const n of [...textFilters, ...extra]) if (f[n]) params[n] = f[n].value.trim() || null;
+    for (const n of textFilters) if (f[n]) params[n] = f[n].value.trim() || null;
     for (const [k, v] of q) if (!(k in params) && k !== 'as_of') params[k] = v;
     navigate(href(path, params));
   };
@@ -68,6 +68,7 @@ export function TrafficFilters({ loc, path, defaultRange = '7d', extra = [] }) {
     <${Field} label="Status codes" name="status_code" value=${q.get('status_code') || ''} hint="e.g. 200,429" />
     <${Field} label="Providers" name="providers" value=${q.get('providers') || ''} hint="e.g. openai or @slug" />
     <${Field} label="Trace id" name="trace_id" value=${q.get('trace_id') || ''} />
-    <div class="actions"><button type="submit" class="primary">Apply filters</button></div>
+    <div class="actions"><button type="submit" class="primary">Apply filters</button>
+      ${onRefresh && html`<button type="button" onClick=${onRefresh}>Refresh</button>`}</div>
   </form>`;
 }

@@ -1,5 +1,5 @@
 // Analytics: graphs over time and groups (by model, provider, status...), under the filters.
-import { html, useMemo } from '../lib.js';
+import { html, useMemo, useState } from '../lib.js';
 import { href, navigate } from '../router.js';
 import { Page, useApi, Result, Field, fmtNumber, fmtAmount, Empty } from '../ui.js';
 import { Chart } from '../chart.js';
@@ -34,13 +34,14 @@ function cell(col, v) {
 
 export function Analytics({ loc }) {
   // A preset range ends at the time the filters were applied, not at each render.
-  const query = useMemo(() => trafficQuery(loc.search), [loc.search]);
+  const [tick, setTick] = useState(0);
+  const query = useMemo(() => trafficQuery(loc.search), [loc.search, tick]);
   const q = new URLSearchParams(loc.search);
   const by = q.get('group_by') || 'model';
   const summary = useApi('/analytics/summary', query);
   const groups = useApi('/analytics/groups/' + by, { ...query, columns: columns.join(','), page_size: 50 });
   return html`<${Page} title="Analytics">
-    <${TrafficFilters} loc=${loc} path="/analytics" extra=${['group_by']} />
+    <${TrafficFilters} loc=${loc} path="/analytics" onRefresh=${() => setTick((n) => n + 1)} />
     <${Result} r=${summary} what="the summary">${(d) => {
       const s = d.summary || {};
       return html`<ul class="cards" aria-label="Summary">

@@ -17,6 +17,7 @@ export function Guardrails() {
     const actions = parseJSONField('actions', v.actions, { optional: true });
     const body = { name: v.name, checks, actions };
     if (v.workspace_id) body.workspace_id = v.workspace_id;
+    else body.organisation_id = ((workspaces.data && workspaces.data.data[0]) || {}).organisation_id; // the signed-in key's
     await api('/guardrails', { method: 'POST', body });
     form.reset();
     list.reload();

@@ -1,5 +1,5 @@
 // Request logs under the filters, and one log with its request and answer bodies as JSON.
-import { html, useMemo } from '../lib.js';
+import { html, useMemo, useState } from '../lib.js';
 import { href, navigate, Link } from '../router.js';
 import { Page, useApi, Result, Facts, Time, Empty, Pager, JSONBlock, fmtNumber, fmtAmount } from '../ui.js';
 import { TrafficFilters, trafficQuery } from '../traffic.js';
@@ -7,11 +7,12 @@ import { TrafficFilters, trafficQuery } from '../traffic.js';
 export function Logs({ loc }) {
   const q = new URLSearchParams(loc.search);
   const page = Number(q.get('page') || 0);
-  const query = useMemo(() => trafficQuery(loc.search), [loc.search]); // a preset range ends when applied
+  const [tick, setTick] = useState(0);
+  const query = useMemo(() => trafficQuery(loc.search), [loc.search, tick]); // a preset range ends when applied or refreshed
   const list = useApi('/logs', { ...query, page_size: 50, current_page: page });
   const setPage = (n) => navigate(href('/logs', { ...Object.fromEntries(q), page: n || null }));
   return html`<${Page} title="Request logs">
-    <${TrafficFilters} loc=${loc} path="/logs" />
+    <${TrafficFilters} loc=${loc} path="/logs" onRefresh=${() => setTick((n) => n + 1)} />
     <${Result} r=${list} what="request logs">${(d) => html`${d.data.length ? html`<table>
       <caption class="visually-hidden">Request logs, newest first</caption>
       <thead><tr><th scope="col">When</th><th scope="col">Status</th><th scope="col">Model</th><th scope="col">Provider</th><th scope="col">Endpoint</th><th scope="col">Tokens</th><th scope="col">Cost</th><th scope="col">Latency</th><th scope="col">Trace id</th></tr></thead>
@@ -40,8 +41,9 @@ export function LogDetail({ params }) {
         ['Request', html`${req.method} <code>${req.url}</code>`], ['Model', m.ai_model], ['Provider', m.provider || m.ai_org], ['Endpoint', m.endpoint],
         ['Tokens', `${fmtNumber(m.req_units, 0)} in, ${fmtNumber(m.res_units, 0)} out, ${fmtNumber(m.total_units, 0)} in all`],
         ['Cost', fmtAmount(m.cost, 'cost')], ['Latency', fmtNumber(m.response_time, 1) + ' ms'], ['Cache', m.cache_status],
-        ['Retries', m.retry_count], ['Trace id', html`<code>${m.trace_id}</code>`], ['API key', html`<code>${m.api_key_id}</code>`],
-        ['Workspace', m.workspace_slug || m.workspace_id], ['Config', m.config_id], ['Metadata', m.metadata && Object.keys(m.metadata).length ? JSON.stringify(m.metadata) : ''],
+        ['Retries', m.retry_count], ['Trace id', html`<code>${m.trace_id}</code>`],
+        ['API key', m.api_key_id ? html`<${Link} to=${'/api-keys/' + m.api_key_id}><code>${m.api_key_id}</code><//>` : ''],
+        ['Workspace', m.workspace_id ? html`<${Link} to=${'/workspaces/' + m.workspace_id}>${m.workspace_slug || m.workspace_id}<//>` : ''], ['Config', m.config_id], ['Metadata', m.metadata && Object.keys(m.metadata).length ? JSON.stringify(m.metadata) : ''],
       ]} />
       <div class="two">
         <section aria-labelledby="req-h"><h2 id="req-h">Request body</h2>${req.body !== undefined ? html`<${JSONBlock} value=${req.body} label="Request body, as JSON" />` : html`<${Empty}>No body kept.<//>`}</section>

@@ -30,12 +30,26 @@ function number(v) {
   return v === '' || v === undefined ? undefined : Number(v);
 }
 
+// entityLabel names an entity's value key for a reader: an API key by its name when the
+// signed-in key may list keys ("api_key:<id>,metadata._user:ann" reads "key “app”, _user ann").
+function entityLabel(valueKey, keys) {
+  if (!valueKey) return 'all traffic';
+  return valueKey.split(',').map((part) => {
+    const [k, v] = [part.slice(0, part.indexOf(':')), part.slice(part.indexOf(':') + 1)];
+    if (k === 'api_key') {
+      const found = keys && keys.data && keys.data.find((x) => x.id === v);
+      return found ? `key “${found.name}”` : `key ${v.slice(0, 8)}`;
+    }
+    return `${k.replace(/^metadata\./, '')} ${v}`;
+  }).join(', ');
+}
+
 // PolicyUsage lists a usage-limit policy's entities with their usage against its limit.
-export function PolicyUsage({ policy }) {
+export function PolicyUsage({ policy, keys }) {
   const entities = useApi(asOf() ? null : `/policies/usage-limits/${policy.id}/entities`, { page_size: 100 });
   if (asOf()) return html`<span class="muted">Usage is shown for the present only.</span>`;
   return html`<${Result} r=${entities} what="usage">${(d) => (d.data.length
-    ? d.data.map((en) => html`<${UsageBar} key=${en.id} label=${en.value_key || 'all traffic'} used=${en.current_usage} limit=${policy.credit_limit} unit=${policy.type} />`)
+    ? d.data.map((en) => html`<${UsageBar} key=${en.id} label=${entityLabel(en.value_key, keys)} used=${en.current_usage} limit=${policy.credit_limit} unit=${policy.type} />`)
     : html`<span class="muted">No usage in this period yet.</span>`)}<//>`;
 }
 
@@ -46,6 +60,7 @@ export function Policies() {
   const rate = useApi('/policies/rate-limits', { page_size: 200 });
   const usage = useApi('/policies/usage-limits', { page_size: 200 });
   const workspaces = useApi('/workspaces', { page_size: 200 });
+  const keys = useApi(asOf() ? null : '/api-keys', { page_size: 200 }); // names for the usage bars, when the key may list keys
   const rateSub = useSubmit(async (v, form) => {
     await api('/policies/rate-limits', { method: 'POST', body: { name: v.name || undefined, workspace_id: v.workspace_id, type: v.type, unit: v.unit,
       value: number(v.value), conditions: parseConditions(v.conditions), group_by: parseGroupBy(v.group_by) } });
@@ -80,7 +95,7 @@ export function Policies() {
         <tbody>${d.data.map((p) => html`<tr key=${p.id}>
           <th scope="row"><${Link} to=${'/policies/usage-limits/' + p.id}>${p.name || 'Policy ' + p.id.slice(0, 8)}<//></th>
           <td>${p.credit_limit} ${p.type}${p.periodic_reset ? ', reset ' + p.periodic_reset : ''}</td><td>${conditionsText(p)}</td>
-          <td class="usage-cell"><${PolicyUsage} policy=${p} /></td><td><${Status} value=${p.status} /></td>
+          <td class="usage-cell"><${PolicyUsage} policy=${p} keys=${keys.data} /></td><td><${Status} value=${p.status} /></td>
         </tr>`)}</tbody></table>` : html`<${Empty}>No usage-limit policies${asOf() ? ' at that time' : ''}.<//>`)}<//>
     </section>
     <div class="form-pair">
@@ -141,6 +156,7 @@ export function RateLimitPolicyDetail({ params }) {
 
 export function UsageLimitPolicyDetail({ params }) {
   const p = useApi('/policies/usage-limits/' + encodeURIComponent(params.id), { status: 'active,archived' });
+  const keys = useApi(asOf() ? null : '/api-keys', { page_size: 200 });
   const since = p.headers && p.headers.get('x-gateway-as-of');
   const sub = useSubmit(async (v) => {
     await api('/policies/usage-limits/' + encodeURIComponent(params.id), { method: 'PUT', body: { name: v.name || undefined,
@@ -157,7 +173,7 @@ export function UsageLimitPolicyDetail({ params }) {
       ['Counted by', (d.group_by || []).map((g) => g.key).join(', ')], ['Status', html`<${Status} value=${d.status} />`],
       ['Created', html`<${Time} at=${d.created_at} />`], ['Last updated', html`<${Time} at=${d.last_updated_at} />`],
     ]} />
-    <section aria-labelledby="usage-now"><h2 id="usage-now">Usage this period</h2><${PolicyUsage} policy=${d} /></section>
+    <section aria-labelledby="usage-now"><h2 id="usage-now">Usage this period</h2><${PolicyUsage} policy=${d} keys=${keys.data} /></section>
     <${FormBox} title="Change the policy" submit="Save changes" sub=${sub}>
       <${Field} label="Name" name="name" value=${d.name || ''} error=${errorFor(sub.error, 'name')} />
       <div class="row">

@@ -80,7 +80,7 @@ export function Providers() {
           error=${errorFor(providerSub.error, 'integration_id', 'integration_slug')} />
         <${Field} label="Provider" name="ai_provider_id" as="select" options=${aiProviders.map((p) => ({ value: p, label: p }))} hint="When not from an integration."
           error=${errorFor(providerSub.error, 'ai_provider_id')} />
-        <${Field} label="Provider key" name="key" type="password" autocomplete="off" hint="Sealed before it is stored; never shown again, not even masked beyond its last characters."
+        <${Field} label="Provider key" name="key" type="password" autocomplete="off" hint="Sealed before it is stored; only its last four characters are ever shown again."
           error=${errorFor(providerSub.error, 'key')} />
         <div class="row">
           <${Field} label="Budget type" name="budget_type" as="select" options=${[{ value: 'cost', label: 'Cost (USD)' }, { value: 'tokens', label: 'Tokens' }]} />
@@ -93,7 +93,7 @@ export function Providers() {
           <${Field} label="Name" name="name" required error=${errorFor(integrationSub.error, 'name')} />
           <${Field} label="Slug (optional)" name="slug" error=${errorFor(integrationSub.error, 'slug')} />
           <${Field} label="Provider" name="ai_provider_id" as="select" options=${aiProviders.map((p) => ({ value: p, label: p }))} error=${errorFor(integrationSub.error, 'ai_provider_id')} />
-          <${Field} label="Provider key" name="key" type="password" autocomplete="off" hint="Sealed before it is stored; never shown again." error=${errorFor(integrationSub.error, 'key')} />
+          <${Field} label="Provider key" name="key" type="password" autocomplete="off" hint="Sealed before it is stored; only its last four characters are ever shown again." error=${errorFor(integrationSub.error, 'key')} />
           <${Field} label="Description (optional)" name="description" error=${errorFor(integrationSub.error, 'description')} />
         <//>
         <${FormBox} title="Enable an integration for a workspace" submit="Save" sub=${enableSub}>
