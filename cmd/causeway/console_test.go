@@ -389,12 +389,31 @@ func TestConsole(t *testing.T) {
 		b.wait(`[...document.querySelectorAll('main table th[scope=row]')].some((x) => x.textContent === 'test-model')`)
 		assert.Contains(t, b.text(`document.querySelector('figure.chart svg[role=img]').getAttribute('aria-label')`), "Requests")
 		b.shot("analytics")
+		// Filters: another model has no traffic; the address keeps the filter.
+		b.run(chromedp.SendKeys(`input[name=models]`, "other-model", chromedp.ByQuery),
+			chromedp.Click(`//button[normalize-space(.)="Apply filters"]`, chromedp.BySearch))
+		b.wait(`location.search.includes('models=other-model') && document.querySelector('#sum-requests') && document.querySelector('#sum-requests').textContent === '0'`)
 
 		b.nav("Policies", "Policies")
 		b.wait(`[...document.querySelectorAll('[role=meter]')].some((x) => Number(x.getAttribute('aria-valuenow')) > 0)`)
 		assert.Contains(t, b.text(`document.querySelector('[role=meter]').getAttribute('aria-valuetext')`), "of 1,000")
 		assert.Equal(t, "key “console-app”", b.text(`document.querySelector('[role=meter]').getAttribute('aria-label')`), "the entity named by its key")
 		b.shot("policies")
+	})
+
+	t.Run("revoke it", func(t *testing.T) {
+		b.t = t
+		b.nav("API keys", "API keys")
+		b.run(chromedp.Click(`//tr[th[normalize-space(.)="console-app"]]//button[starts-with(normalize-space(.), "Revoke")]`, chromedp.BySearch))
+		b.wait(`document.querySelector('dialog[open]') && document.querySelector('dialog[open]').textContent.includes('Revoke “console-app”')`)
+		b.run(chromedp.Click(`//dialog[@open]//button[normalize-space(.)="Revoke key"]`, chromedp.BySearch))
+		b.wait(`!document.querySelector('dialog[open]') && !document.querySelector('main table').textContent.includes('console-app')`)
+		req, _ := http.NewRequest(http.MethodGet, m.URL()+"/logs", nil)
+		req.Header.Set("x-gateway-api-key", rotated)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a revoked key is refused")
 	})
 
 	t.Run("an audit record's diff", func(t *testing.T) {
@@ -448,6 +467,13 @@ func TestConsole(t *testing.T) {
 		b.nav("Guardrails", "Guardrails")
 		b.wait(`document.querySelector('main table') && document.querySelector('main table').textContent.includes('No passwords')`)
 		b.shot("guardrails")
+		b.run(chromedp.Click(`//a[normalize-space(.)="No passwords"]`, chromedp.BySearch))
+		b.page("Guardrail No passwords")
+		b.wait(`document.querySelector('pre.json') && document.querySelector('pre.json').textContent.includes('default.regexMatch')`)
+		b.run(chromedp.SetValue(`textarea[name=checks]`, `[{"id":"default.noSuchCheck"}]`, chromedp.ByQuery),
+			chromedp.Click(`//button[normalize-space(.)="Save a new version"]`, chromedp.BySearch))
+		b.wait(`!!document.querySelector('textarea[name=checks][aria-invalid=true]')`)
+		assert.Contains(t, b.text(`document.querySelector('main [role=alert]').textContent`), "checks[0].id")
 	})
 
 	t.Run("a policy as of yesterday", func(t *testing.T) {
@@ -491,6 +517,17 @@ func TestConsole(t *testing.T) {
 	})
 	b.t = t
 	b.noFaults()
+}
+
+func TestConsoleConfig(t *testing.T) {
+	for value, on := range map[string]bool{"": true, "on": true, "off": false, "OFF": false} {
+		c, err := LoadConfig(env(map[string]string{"CAUSEWAY_CONSOLE": value}))
+		require.NoError(t, err)
+		assert.Equal(t, on, c.Console, "CAUSEWAY_CONSOLE=%q", value)
+	}
+	_, err := LoadConfig(env(map[string]string{"CAUSEWAY_CONSOLE": "sometimes"}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `CAUSEWAY_CONSOLE="sometimes": must be ON or OFF`)
 }
 
 // CAUSEWAY_CONSOLE=off: no console, and / is the API's 404 again.

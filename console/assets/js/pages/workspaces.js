@@ -1,9 +1,8 @@
 // Workspaces and their members.
 import { html, useState } from '../lib.js';
-import { api } from '../api.js';
-import { Link, href, navigate } from '../router.js';
-import { Page, useApi, Result, FormBox, Field, useSubmit, errorFor, Facts, Time, Status, UsageBar, Empty, Confirm, ErrorAlert, focus } from '../ui.js';
-import { asOf } from '../api.js';
+import { api, asOf } from '../api.js';
+import { Link } from '../router.js';
+import { Page, useApi, Result, FormBox, Field, useSubmit, errorFor, Facts, Time, Status, UsageBar, Empty, Confirm, ErrorAlert } from '../ui.js';
 
 // Budgets shows a resource's usage limits against its current usage, or says usage is not
 // kept in history.
