@@ -61,9 +61,10 @@ func NewRouter(d Deps) http.Handler {
 		v1.PathPrefix("/admin").Handler(http.StripPrefix(aliasPrefix, miss.alias(v1)))
 	}
 	if d.Console != nil {
-		root.Path("/").Handler(d.Console)
-		root.Path("/console").Handler(d.Console)
-		root.PathPrefix("/console/").Handler(d.Console)
+		read := []string{http.MethodGet, http.MethodHead} // other methods: 405 in the error shape
+		root.Path("/").Methods(read...).Handler(d.Console)
+		root.Path("/console").Methods(read...).Handler(d.Console)
+		root.PathPrefix("/console/").Methods(read...).Handler(d.Console)
 	}
 	miss.collect()
 	root.NotFoundHandler = miss

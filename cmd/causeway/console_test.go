@@ -530,7 +530,7 @@ func TestConsoleConfig(t *testing.T) {
 	assert.Contains(t, err.Error(), `CAUSEWAY_CONSOLE="sometimes": must be ON or OFF`)
 }
 
-// CAUSEWAY_CONSOLE=off: no console, and / is the API's 404 again.
+// CAUSEWAY_CONSOLE=off: no console, and / is the API's 404 again; on, / goes to the console.
 func TestConsoleOff(t *testing.T) {
 	m := startMain(t, map[string]string{"CAUSEWAY_CONSOLE": "off"})
 	origin := strings.TrimSuffix(m.URL(), "/v1")
@@ -547,4 +547,14 @@ func TestConsoleOff(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusFound, resp.StatusCode)
 	assert.Equal(t, "/console/", resp.Header.Get("Location"))
+	// Another method is the API's 405, in its error shape.
+	resp, err = http.Post(strings.TrimSuffix(on.URL(), "/v1")+"/console/api-keys", "application/json", strings.NewReader("{}"))
+	require.NoError(t, err)
+	var body struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	resp.Body.Close()
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	assert.Equal(t, "not_allowed", body.Error.Code)
 }
