@@ -39,6 +39,9 @@ type Deps struct {
 	// Metrics, when set, is served at GET /metrics, outside the base path as Prometheus
 	// expects; nil when the metrics are off or served on their own address.
 	Metrics http.Handler
+	// Console serves the web console at /console/ and / (package console); nil: no console.
+	// Its routes come after /v1's, so a request of the API never reaches it.
+	Console http.Handler
 }
 
 // NewRouter builds the handler for every route under /v1. Unknown paths and methods answer
@@ -62,6 +65,12 @@ func NewRouter(d Deps) http.Handler {
 	if d.Admin != nil {
 		d.Admin.Register(v1)
 		v1.PathPrefix("/admin").Handler(http.StripPrefix(aliasPrefix, miss.alias(v1)))
+	}
+	if d.Console != nil {
+		read := []string{http.MethodGet, http.MethodHead} // other methods: 405 in the error shape
+		root.Path("/").Methods(read...).Handler(d.Console)
+		root.Path("/console").Methods(read...).Handler(d.Console)
+		root.PathPrefix("/console/").Methods(read...).Handler(d.Console)
 	}
 	miss.collect()
 	root.NotFoundHandler = miss

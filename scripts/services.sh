@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 #
 # services.sh — make a throwaway PostgreSQL, ClickHouse and Redis available for
-# the test suite and print their URLs as shell `export` lines.
+# the test suite and print their URLs as shell `export` lines; and find Chromium
+# for the web console's browser tests (CHROMIUM_PATH), installing it with
+# apt-get when it is missing and we are root.
 #
 # Usage:  eval "$(scripts/services.sh)"
 #
@@ -550,6 +552,39 @@ redis_setup() {
 }
 
 ###########################################################################
+# Chromium (the web console's browser tests)
+###########################################################################
+
+# Prints the path of an installed Chromium, or nothing.
+chromium_find() {
+	local name
+	for name in chromium chromium-browser; do
+		if command -v "$name"; then
+			return 0
+		fi
+	done
+	return 1
+}
+
+chromium_setup() {
+	if [[ -n ${CHROMIUM_PATH:-} ]]; then
+		log "CHROMIUM_PATH already set; leaving Chromium alone"
+		CHROME=$CHROMIUM_PATH
+		return
+	fi
+	CHROME=$(chromium_find) || CHROME=""
+	if [[ -z $CHROME ]]; then
+		if ! is_root; then
+			log "chromium not found: the console's browser tests skip (and fail with CI set);" \
+				"install it (e.g. 'sudo apt-get install chromium') or set CHROMIUM_PATH"
+			return
+		fi
+		apt_install chromium
+		CHROME=$(chromium_find) || die "chromium still not found after apt-get install"
+	fi
+}
+
+###########################################################################
 
 main() {
 	# Only take the lock (and create the state dir) if there is something to
@@ -562,11 +597,15 @@ main() {
 	pg_setup
 	ch_setup
 	redis_setup
+	chromium_setup
 	log "ready in $(awk -v a="$t0" -v b="${EPOCHREALTIME/,/.}" 'BEGIN { printf "%.1f", b - a }')s"
 
 	printf 'export TEST_DATABASE_URL=%s\n' "$(shell_quote "$PG_URL")" >&3
 	printf 'export TEST_CLICKHOUSE_URL=%s\n' "$(shell_quote "$CH_URL")" >&3
 	printf 'export TEST_REDIS_URL=%s\n' "$(shell_quote "$REDIS_URL")" >&3
+	if [[ -n $CHROME ]]; then
+		printf 'export CHROMIUM_PATH=%s\n' "$(shell_quote "$CHROME")" >&3
+	fi
 }
 
 main "$@"

@@ -179,7 +179,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			}})
 	}
 	handler := httpapi.NewRouter(httpapi.Deps{Logger: m.Logger, Health: health, Version: m.Version, Admin: admin, Gateway: gw,
-		CORSOrigins: cfg.CORSOrigins, Metrics: m.mainPortMetrics()})
+		CORSOrigins: cfg.CORSOrigins, Metrics: m.mainPortMetrics(), Console: m.console()})
 	if err := m.serveMetrics(); err != nil {
 		return err
 	}

@@ -66,6 +66,8 @@ type Config struct {
 	MetricsMaxModels     int
 	MetricsMaxWorkspaces int
 	MetricsMaxLabelSets  int
+	// Console (CAUSEWAY_CONSOLE, on unless off) serves the web console at /console/.
+	Console bool
 
 	ShutdownTimeout time.Duration // CAUSEWAY_SHUTDOWN_TIMEOUT
 	StartupTimeout  time.Duration // CAUSEWAY_STARTUP_TIMEOUT: how long to wait for backends at start
@@ -182,6 +184,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	count("CAUSEWAY_METRICS_MAX_MODELS", &c.MetricsMaxModels, 10_000)
 	count("CAUSEWAY_METRICS_MAX_WORKSPACES", &c.MetricsMaxWorkspaces, 100_000)
 	count("CAUSEWAY_METRICS_MAX_LABEL_SETS", &c.MetricsMaxLabelSets, 100_000)
+	c.Console = flag("CAUSEWAY_CONSOLE")
 	if u := c.CacheURL; u != "" && !strings.HasPrefix(u, "redis://") && !strings.HasPrefix(u, "rediss://") {
 		problems = append(problems, errors.New("CAUSEWAY_CACHE_URL: must be a redis:// or rediss:// URL"))
 	}
