@@ -61,6 +61,8 @@ type Main struct {
 	Cache       *gateway.Cache
 	// Guardrails runs the guardrails; nil with GUARDRAILS_ENABLED=OFF.
 	Guardrails *gateway.Guardrails
+	// rateLimitAlerts turns rate-limit refusals into notifications (notifications.go).
+	rateLimitAlerts *workers.RateLimitAlerts
 	runner     *projections.Runner
 	Bootstrap  commands.BootstrapResult
 	// Now is the clock of the control plane (tests set it).
@@ -147,6 +149,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.startLogExports(admin); err != nil {
 		return err
 	}
+	if err := m.startNotifications(admin, guard); err != nil {
+		return err
+	}
 	gw, err := m.startGateway(admin, guard)
 	if err != nil {
 		return err
@@ -162,7 +167,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			analyticsBackend.check,
 			{Name: "log_pipeline", Backend: analyticsBackend.check.Backend, Ping: m.pipelineHealthy, ShowError: true},
 		},
-		Stats: map[string]func() any{"log_pipeline": func() any { return m.Pipeline.Stats() }},
+		Stats: map[string]func() any{"log_pipeline": func() any { return m.Pipeline.Stats() }, "notifications": m.notificationStats},
 	}
 	if m.AnswerCache != nil {
 		store := m.AnswerCache
@@ -308,7 +313,11 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 // the in-memory routing tables.
 func (m *Main) startGateway(admin *httpapi.Admin, guard *egress.Guard) (*httpapi.Gateway, error) {
 	adapters := all.Default()
-	sink, err := m.startLogPipeline()
+	pipeline, err := m.startLogPipeline()
+	if err != nil {
+		return nil, err
+	}
+	sink, err := m.withRateLimitAlerts(pipeline, admin)
 	if err != nil {
 		return nil, err
 	}
