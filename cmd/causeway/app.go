@@ -63,8 +63,8 @@ type Main struct {
 	Guardrails *gateway.Guardrails
 	// rateLimitAlerts turns rate-limit refusals into notifications (notifications.go).
 	rateLimitAlerts *workers.RateLimitAlerts
-	runner     *projections.Runner
-	Bootstrap  commands.BootstrapResult
+	runner          *projections.Runner
+	Bootstrap       commands.BootstrapResult
 	// Now is the clock of the control plane (tests set it).
 	Now func() time.Time
 	// WorkerInterval is how often the background workers look for due work (tests shorten
