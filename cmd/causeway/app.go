@@ -61,15 +61,16 @@ type Main struct {
 	Cache       *gateway.Cache
 	// Guardrails runs the guardrails; nil with GUARDRAILS_ENABLED=OFF.
 	Guardrails *gateway.Guardrails
-	// rateLimitAlerts turns rate-limit refusals into notifications (notifications.go).
-	rateLimitAlerts *workers.RateLimitAlerts
-	runner          *projections.Runner
-	Bootstrap       commands.BootstrapResult
+	runner     *projections.Runner
+	Bootstrap  commands.BootstrapResult
 	// Now is the clock of the control plane (tests set it).
 	Now func() time.Time
 	// WorkerInterval is how often the background workers look for due work (tests shorten
 	// it); 0: workerInterval.
 	WorkerInterval time.Duration
+
+	// rateLimitAlerts turns rate-limit refusals into notifications (notifications.go).
+	rateLimitAlerts *workers.RateLimitAlerts
 
 	stderr   io.Writer
 	healthMu sync.Mutex
