@@ -168,8 +168,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			analyticsBackend.check,
 			{Name: "log_pipeline", Backend: analyticsBackend.check.Backend, Ping: m.pipelineHealthy, ShowError: true},
 		},
-		Stats: map[string]func() any{"log_pipeline": func() any { return m.Pipeline.Stats() }, "notifications": m.notificationStats},
+		Stats: map[string]func() any{"log_pipeline": func() any { return m.Pipeline.Stats() }},
 	}
+	health.Stats["notifications"] = m.notificationStats
 	if m.AnswerCache != nil {
 		store := m.AnswerCache
 		health.Checks = append(health.Checks, httpapi.Check{Name: "answer_cache", Backend: m.cacheBackend(),
