@@ -108,7 +108,9 @@ func newDeliveryWorld(t *testing.T, answer http.HandlerFunc) *deliveryWorld {
 
 type noMemberships struct{}
 
-func (noMemberships) MemberWorkspaceIDs(context.Context, string, string) ([]string, error) { return nil, nil }
+func (noMemberships) MemberWorkspaceIDs(context.Context, string, string) ([]string, error) {
+	return nil, nil
+}
 
 // allowAll stands in for the egress guard, which the tests' loopback receiver would not pass.
 type allowAll struct{}
