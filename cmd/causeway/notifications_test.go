@@ -719,3 +719,40 @@ func TestRateLimitAlertsAreRecordedOncePerWindow(t *testing.T) {
 	notes := g.admin(http.MethodGet, "/notifications?kind="+domain.NotifyRateLimitExceeded, nil)["data"].([]any)
 	assert.Len(t, notes, 1, "once per window, however many refusals")
 }
+
+// The SMTP and delivery settings are read and checked with the rest: every problem at once,
+// each naming its variable, and never the password.
+func TestNotificationSettingsAreValidated(t *testing.T) {
+	c, err := LoadConfig(env(map[string]string{"SMTP_HOST": "smtp.example.com", "SMTP_FROM": "Causeway <alerts@example.com>",
+		"SMTP_USERNAME": "u", "SMTP_PASSWORD": "p", "CAUSEWAY_NOTIFY_RETRY_SCHEDULE": "1s, 1m", "CAUSEWAY_NOTIFY_MAX_ATTEMPTS": "3"}))
+	require.NoError(t, err)
+	assert.Equal(t, "starttls", c.Notify.SMTPTLS)
+	assert.Equal(t, []time.Duration{time.Second, time.Minute}, c.Notify.RetrySchedule)
+	assert.Equal(t, 3, c.Notify.MaxAttempts)
+	assert.Equal(t, 24*time.Hour, c.Notify.MaxAge)
+
+	_, err = LoadConfig(env(map[string]string{"SMTP_HOST": "smtp.example.com", "SMTP_PORT": "70000", "SMTP_TLS": "maybe",
+		"SMTP_FROM": "not an address", "SMTP_USERNAME": "u", "CAUSEWAY_NOTIFY_RETRY_SCHEDULE": "5s,soon",
+		"CAUSEWAY_NOTIFY_MAX_ATTEMPTS": "0", "CAUSEWAY_NOTIFY_INTERVAL": "-1s"}))
+	require.Error(t, err)
+	for _, name := range []string{"SMTP_PORT", "SMTP_TLS", "SMTP_FROM", "SMTP_USERNAME and SMTP_PASSWORD",
+		"CAUSEWAY_NOTIFY_RETRY_SCHEDULE", "CAUSEWAY_NOTIFY_MAX_ATTEMPTS", "CAUSEWAY_NOTIFY_INTERVAL"} {
+		assert.Contains(t, err.Error(), name)
+	}
+
+	_, err = LoadConfig(env(map[string]string{"SMTP_HOST": "smtp.example.com", "SMTP_FROM": "a@example.com", "SMTP_TLS": "off",
+		"SMTP_USERNAME": "u", "SMTP_PASSWORD": "hunter2-secret"}))
+	require.Error(t, err, "a password in clear across the network")
+	assert.Contains(t, err.Error(), "SMTP_TLS=off with SMTP_USERNAME")
+	assert.NotContains(t, err.Error(), "hunter2-secret")
+	_, err = LoadConfig(env(map[string]string{"SMTP_HOST": "127.0.0.1", "SMTP_FROM": "a@example.com", "SMTP_TLS": "off",
+		"SMTP_USERNAME": "u", "SMTP_PASSWORD": "p"}))
+	assert.NoError(t, err, "to a relay on this machine")
+
+	_, err = LoadConfig(env(map[string]string{"SMTP_FROM": "a@example.com"}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "SMTP_FROM is set but SMTP_HOST is not")
+	_, err = LoadConfig(env(map[string]string{"SMTP_HOST": "smtp://smtp.example.com:25", "SMTP_FROM": "a@example.com"}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "SMTP_HOST")
+}
