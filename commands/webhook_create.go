@@ -56,10 +56,13 @@ func (h createWebhookHandler) Handle(ctx context.Context, c CreateWebhook) (Crea
 	id := NewID(ctx, "webhook")
 	stream := domain.Stream(domain.WebhookPrefix, id)
 	spec := domain.CreateWebhook{WebhookID: id, OrganisationID: actor.OrganisationID, WorkspaceID: wsID, Name: c.Name,
-		URL: c.URL, Kinds: c.Kinds, Disabled: c.Disabled, SealedSecret: "unsealed", By: actorName(actor)}
-	// The form first, so that a bad field is named before the host is looked up.
+		URL: c.URL, Kinds: c.Kinds, Disabled: c.Disabled, By: actorName(actor)}
+	// The form first, so that a bad field is named before the host is looked up and before a
+	// secret is made (the trial decision holds a stand-in for it).
 	now := h.d.Now()
-	if _, err := (&domain.Webhook{}).Create(spec, now); err != nil {
+	trial := spec
+	trial.SealedSecret = "trial"
+	if _, err := (&domain.Webhook{}).Create(trial, now); err != nil {
 		return CreatedWebhook{}, err
 	}
 	if err := checkWebhookURL(h.u, c.URL); err != nil {
