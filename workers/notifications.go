@@ -471,7 +471,8 @@ func (w *NotificationWorker) webhook(ctx context.Context, n domain.Notification,
 	case hook.Disabled:
 		return permanent(errors.New("the webhook is disabled"))
 	}
-	now := w.d.Now().UTC()
+	// The wall clock, not the control plane's: receivers check the timestamp against theirs.
+	now := time.Now().UTC()
 	body, err := json.Marshal(WebhookPayload{Type: n.Kind, ID: n.ID, Timestamp: now, Data: WebhookNotification{ID: n.ID,
 		Object: "notification", Kind: n.Kind, Subject: n.Subject, OrganisationID: n.OrganisationID, WorkspaceID: n.WorkspaceID,
 		ResourceType: w.resourceName(n.ResourceType), ResourceID: n.ResourceID, Data: n.Data, CreatedAt: n.CreatedAt.UTC()}})
