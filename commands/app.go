@@ -52,6 +52,11 @@ type App struct {
 	UpdateProvider  Handler[UpdateProvider, Result]
 	ArchiveProvider Handler[ArchiveProvider, Result]
 
+	CreateWebhook       Handler[CreateWebhook, CreatedWebhook]
+	UpdateWebhook       Handler[UpdateWebhook, Result]
+	DeleteWebhook       Handler[DeleteWebhook, Result]
+	RotateWebhookSecret Handler[RotateWebhookSecret, CreatedWebhook]
+
 	CreateLogExport Handler[CreateLogExport, Result]
 	UpdateLogExport Handler[UpdateLogExport, Result]
 	StartLogExport  Handler[StartLogExport, Result]
@@ -151,6 +156,11 @@ func NewApp(d AppDeps) (app *App, err error) {
 		CreateProvider:  wired(NewCreateProviderHandler(deps, sealer, hosts)),
 		UpdateProvider:  wired(NewUpdateProviderHandler(deps, sealer, hosts)),
 		ArchiveProvider: wired(NewArchiveProviderHandler(deps)),
+
+		CreateWebhook:       wired(NewCreateWebhookHandler(deps, sealer, hosts, d.Secret)),
+		UpdateWebhook:       wired(NewUpdateWebhookHandler(deps, hosts)),
+		DeleteWebhook:       wired(NewDeleteWebhookHandler(deps)),
+		RotateWebhookSecret: wired(NewRotateWebhookSecretHandler(deps, sealer, d.Secret)),
 
 		CreateLogExport: wired(NewCreateLogExportHandler(deps)),
 		UpdateLogExport: wired(NewUpdateLogExportHandler(deps)),

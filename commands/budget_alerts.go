@@ -58,16 +58,16 @@ func budgetRecipients(workspaceID string, extra ...string) []string {
 // in period, named label in its subject.
 func budgetNotification(a budgetAlert, orgID, workspaceID, resourceType, resourceID, label, period string,
 	recipients []string, data map[string]string) domain.NotificationRecorded {
-	subject := fmt.Sprintf("%s reached its alert threshold (%s of %s)", label, usageNum(a.usage), usageNum(a.limit))
+	subject := fmt.Sprintf("%s reached its alert threshold (%s of %s)", label, usageFigure(a.usage), usageNum(a.limit))
 	limitField := "alert_threshold"
 	if a.kind == domain.NotifyUsageExhausted {
-		subject = fmt.Sprintf("%s is exhausted (%s of %s)", label, usageNum(a.usage), usageNum(a.limit))
+		subject = fmt.Sprintf("%s is exhausted (%s of %s)", label, usageFigure(a.usage), usageNum(a.limit))
 		limitField = "credit_limit"
 	}
 	if data == nil {
 		data = map[string]string{}
 	}
-	data["current_usage"], data[limitField], data["period"] = usageNum(a.usage), usageNum(a.limit), period
+	data["current_usage"], data[limitField], data["period"] = usageFigure(a.usage), usageNum(a.limit), period
 	if a.limitType != "" {
 		data["type"] = a.limitType
 	}

@@ -62,16 +62,16 @@ func policyNotification(p *domain.UsageLimitPolicy, a budgetAlert) domain.Notifi
 		NotificationID: budgetNotificationID(a.kind, domain.UsageLimitPolicyPrefix, p.ID, a.sub, period, a.limit),
 		OrganisationID: p.OrganisationID, WorkspaceID: p.WorkspaceID, Kind: a.kind,
 		Recipients: budgetRecipients(p.WorkspaceID), ResourceType: domain.UsageLimitPolicyPrefix, ResourceID: p.ID,
-		Data: map[string]string{"policy_id": p.ID, "value_key": a.sub, "current_usage": usageNum(a.usage), "type": p.Type,
+		Data: map[string]string{"policy_id": p.ID, "value_key": a.sub, "current_usage": usageFigure(a.usage), "type": p.Type,
 			"period": period},
 		At: a.at}
 	if a.kind == domain.NotifyUsageThreshold {
 		n.Subject = fmt.Sprintf("Usage limit policy %s: %s reached its alert threshold (%s of %s)",
-			usagePolicyLabel(*p), a.sub, usageNum(a.usage), usageNum(a.limit))
+			usagePolicyLabel(*p), a.sub, usageFigure(a.usage), usageNum(a.limit))
 		n.Data["alert_threshold"] = usageNum(a.limit)
 	} else {
 		n.Subject = fmt.Sprintf("Usage limit policy %s: %s is exhausted (%s of %s)",
-			usagePolicyLabel(*p), a.sub, usageNum(a.usage), usageNum(a.limit))
+			usagePolicyLabel(*p), a.sub, usageFigure(a.usage), usageNum(a.limit))
 		n.Data["credit_limit"] = usageNum(a.limit)
 	}
 	return n
@@ -85,3 +85,7 @@ func usagePolicyLabel(p domain.UsageLimitPolicy) string {
 }
 
 func usageNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// usageFigure is a usage as notifications tell it: without the noise that summing charges in
+// binary floating point leaves (0.9999999999999999 is 1), as the admin API answers money.
+func usageFigure(v float64) string { return usageNum(domain.RoundMoney(v)) }

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"math"
 	"strconv"
 	"time"
 )
@@ -31,10 +32,15 @@ func budgetAlertsDue(limits *UsageLimits, thresholdSent, exhausted bool, usage f
 	if limits == nil {
 		return false, false
 	}
-	threshold = limits.AlertThreshold != nil && !thresholdSent && usage >= *limits.AlertThreshold
-	exhaust = limits.CreditLimit != nil && !exhausted && usage >= *limits.CreditLimit
+	threshold = limits.AlertThreshold != nil && !thresholdSent && usageReached(usage, *limits.AlertThreshold)
+	exhaust = limits.CreditLimit != nil && !exhausted && usageReached(usage, *limits.CreditLimit)
 	return threshold, exhaust
 }
+
+// usageReached reports whether usage has reached limit as the usage ledger decides it: sums
+// of amounts stray from the limit by rounding alone (ten charges of 0.1 make
+// 0.9999999999999999), and the ledger, which reports a crossing once, counts that as reached.
+func usageReached(usage, limit float64) bool { return usage >= limit-math.Abs(limit)*1e-9 }
 
 // budgetState is what a budget has recorded this period.
 type budgetState struct {

@@ -488,3 +488,19 @@ func TestResetEntityByValueKey(t *testing.T) {
 	assert.Zero(t, p.Entities[ulpKeyB].CurrentUsage)
 	assert.Equal(t, "0.1", p.EntityPeriod(ulpKeyB))
 }
+
+// Usage summed from charges reaches a limit as the ledger says it does: ten charges of 0.1 are
+// 0.9999999999999999, which the ledger reports (once) as reaching 1; the alert is due.
+func TestUsageReachesALimitDespiteRounding(t *testing.T) {
+	sum := 0.0
+	for range 10 {
+		sum += 0.1
+	}
+	require.Less(t, sum, 1.0)
+	one, two := 1.0, 2.0
+	threshold, exhaust := budgetAlertsDue(&UsageLimits{AlertThreshold: &one, CreditLimit: &two}, false, false, sum)
+	assert.True(t, threshold)
+	assert.False(t, exhaust)
+	_, exhaust = budgetAlertsDue(&UsageLimits{CreditLimit: &one}, false, false, 0.99)
+	assert.False(t, exhaust, "a real shortfall is not rounding")
+}

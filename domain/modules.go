@@ -13,6 +13,7 @@ func modules() []module {
 		reservationModule(),
 		bootstrapModule(),
 		notificationModule(),
+		webhookModule(),
 		modelPricingModule(),
 		logExportModule(),
 		{prefix: "audit", events: []Event{AccessDenied{}}},

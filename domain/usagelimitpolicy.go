@@ -510,11 +510,11 @@ func (p *UsageLimitPolicy) Update(c UpdateUsageLimitPolicy, now time.Time) ([]Ev
 // alerts returns the alerts an entity at usage is due and has not had this period.
 func (p *UsageLimitPolicy) alerts(en UsageLimitEntity, usage float64, now time.Time) []Event {
 	var events []Event
-	if p.AlertThreshold != nil && !en.ThresholdAlertSent && usage >= *p.AlertThreshold {
+	if p.AlertThreshold != nil && !en.ThresholdAlertSent && usageReached(usage, *p.AlertThreshold) {
 		events = append(events, UsageLimitPolicyThresholdReached{PolicyID: p.ID, ValueKey: en.ValueKey, Usage: usage,
 			AlertThreshold: *p.AlertThreshold, At: now})
 	}
-	if usage >= p.CreditLimit && (en.Status != UsageEntityExhausted || !en.ExhaustedAlertSent) {
+	if usageReached(usage, p.CreditLimit) && (en.Status != UsageEntityExhausted || !en.ExhaustedAlertSent) {
 		events = append(events, UsageLimitPolicyEntityExhausted{PolicyID: p.ID, ValueKey: en.ValueKey, Usage: usage,
 			CreditLimit: p.CreditLimit, At: now})
 	}

@@ -25,6 +25,7 @@ func (a *Admin) Register(r *mux.Router) {
 	a.registerPricing(r)
 	a.registerInstances(r)
 	a.registerCache(r)
+	a.registerWebhooks(r)
 }
 
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)

@@ -393,6 +393,7 @@ var pastReadRoutes = func() map[string]bool {
 		"/policies/usage-limits",
 		"/policies/usage-limits/{id}/entities",
 		"/notifications",
+		"/webhooks",
 		"/configs",
 		"/configs/{slug}/versions",
 		"/guardrails",

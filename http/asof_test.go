@@ -479,6 +479,7 @@ func TestAuditHistoryOfEveryResourceType(t *testing.T) {
 		"organisation": l.OrgID, "workspace": l.WS, "user": l.Member, "invite": l.Invite, "api_key": l.KeyID,
 		"rate_limit_policy": l.RateLimit, "usage_limit_policy": l.UsageLimit, "notification": l.Note,
 		"integration": l.Integration, "provider": l.Provider, "config": l.Config, "log_export": l.Export, "guardrail": l.Guardrail,
+		"webhook":       l.Webhook,
 		"model_pricing": domain.ModelPricingOverrideID(l.OrgID, "", "openai", "gpt-4o"),
 	}
 	history := func(typ, id, query string) response {

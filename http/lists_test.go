@@ -20,7 +20,7 @@ import (
 type listsAPI struct {
 	*exportAPI
 	WS, Member, Invite, KeyID, RateLimit, UsageLimit, Note, Export string
-	Config, Integration, Provider, Guardrail                       string
+	Config, Integration, Provider, Guardrail, Webhook              string
 }
 
 func newListsAPI(t *testing.T) *listsAPI {
@@ -63,6 +63,8 @@ func newListsAPI(t *testing.T) *listsAPI {
 		"workspaces": []map[string]any{{"id": l.WS, "enabled": true}}}))
 	l.Provider = "openai-prod"
 	l.Export = e.create(e.body())
+	l.Webhook = ok(e.Admin(http.MethodPost, "/webhooks", map[string]any{"name": "Ops", "url": "https://hooks.example.com/ops",
+		"workspace_id": l.WS, "kinds": []string{domain.NotifyUsageThreshold}})).Str("id")
 	return l
 }
 
@@ -128,6 +130,9 @@ func (l *listsAPI) listCases() []listCase {
 		{"/integrations/" + l.Integration + "/workspaces", func(t *testing.T, l *listsAPI) {
 			ok(t, l.Admin(http.MethodPut, "/integrations/"+l.Integration+"/workspaces", map[string]any{
 				"workspaces": []map[string]any{{"id": l.WS, "enabled": true, "rate_limits": []map[string]any{{"type": "requests", "unit": "rpm", "value": 10}}}}}))
+		}},
+		{"/webhooks", func(t *testing.T, l *listsAPI) {
+			ok(t, l.Admin(http.MethodPut, "/webhooks/"+l.Webhook, map[string]any{"disabled": true}))
 		}},
 		{"/providers", func(t *testing.T, l *listsAPI) {
 			ok(t, l.Admin(http.MethodPut, "/providers/"+l.Provider, map[string]any{"note": "changed"}))
@@ -219,7 +224,7 @@ func TestEveryGETRouteReadsAsOf(t *testing.T) {
 	logID := l.Rows[0].ID
 	vars := map[string]string{"{id}": l.WS, "{userId}": l.Member, "{slug}": l.Config, "{exportId}": l.Export,
 		"{logId}": logID, "{groupBy}": "model", "{metadataKey}": "team", "{orgId}": l.OrgID,
-		"{provider}": "openai", "{model:.+}": "gpt-4o", "{type}": "workspace"}
+		"{provider}": "openai", "{model:.+}": "gpt-4o", "{type}": "workspace", "{webhookId}": l.Webhook}
 	ids := map[string]string{
 		"/api-keys/{id}": l.KeyID, "/policies/rate-limits/{id}": l.RateLimit, "/policies/usage-limits/{id}": l.UsageLimit,
 		"/policies/usage-limits/{id}/entities": l.UsageLimit, "/users/{id}": l.Member, "/users/invites/{id}": l.Invite,

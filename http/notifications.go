@@ -24,6 +24,16 @@ func notificationView(n domain.Notification) notificationAnswer {
 		n.Recipients = []string{}
 	}
 	n.CreatedAt = n.CreatedAt.UTC().Truncate(time.Millisecond)
+	// How each delivery went: to an address (email) or a webhook (by id).
+	deliveries := make([]domain.NotificationDelivery, len(n.Deliveries))
+	for i, d := range n.Deliveries {
+		d.NextAttemptAt, d.DeliveredAt = millisPtr(d.NextAttemptAt), millisPtr(d.DeliveredAt)
+		deliveries[i] = d
+	}
+	n.Deliveries, n.DeliveriesPlannedAt = deliveries, millisPtr(n.DeliveriesPlannedAt)
+	if n.Status == "" {
+		n.Status = domain.DeliveryPending // recorded before deliveries were
+	}
 	// The audit log's spelling of the resource type, whichever the notification recorded.
 	if name, ok := projections.AuditResourceType(n.ResourceType); ok {
 		n.ResourceType = name
@@ -40,8 +50,15 @@ func notificationView(n domain.Notification) notificationAnswer {
 }
 
 // notificationKinds are the kinds a notification can be of.
-var notificationKinds = []string{domain.NotifyInvite, domain.NotifyKeyExpired, domain.NotifyKeyExpirySoon, domain.NotifyKeyRotated,
-	domain.NotifyKeyRotationSoon, domain.NotifyRateLimitExceeded, domain.NotifyUsageExhausted, domain.NotifyUsageThreshold}
+var notificationKinds = domain.NotificationKinds()
+
+func millisPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := millis(*t)
+	return &v
+}
 
 // notificationKind reads the kind filter: empty, or one of notificationKinds in any case.
 func notificationKind(raw string) (string, error) {

@@ -35,6 +35,7 @@ var auditResources = []auditResource{
 	{name: "usage_limit_policy", prefix: domain.UsageLimitPolicyPrefix, history: true,
 		aliases: []string{"usage_limit_policies", "usage-limits", "usage_limits", "usage_limits_policy"}},
 	{name: "notification", prefix: domain.NotificationPrefix, history: true, aliases: []string{"notifications"}},
+	{name: "webhook", prefix: domain.WebhookPrefix, history: true, aliases: []string{"webhooks"}},
 	{name: "integration", prefix: domain.IntegrationPrefix, history: true, aliases: []string{"integrations"}},
 	// Virtual keys are the legacy name of managed providers: one resource, two routes.
 	{name: "provider", prefix: domain.ProviderPrefix, history: true,

@@ -27,6 +27,11 @@ type Reader interface {
 	Invites(ctx context.Context, f InviteFilter) ([]domain.Invite, error)
 	Notification(ctx context.Context, f NotificationFilter, id string) (domain.Notification, bool, error)
 	Notifications(ctx context.Context, f NotificationFilter) ([]domain.Notification, error)
+	PendingDeliveries(ctx context.Context, notBefore time.Time) ([]domain.Notification, error)
+	NotificationAddresses(ctx context.Context, orgID string, recipients []string) ([]string, error)
+	Webhook(ctx context.Context, orgID, id string) (domain.Webhook, bool, error)
+	Webhooks(ctx context.Context, f WebhookFilter) ([]domain.Webhook, error)
+	WebhooksFor(ctx context.Context, n domain.Notification) ([]domain.Webhook, error)
 
 	APIKey(ctx context.Context, orgID, id string) (domain.APIKey, bool, error)
 	APIKeys(ctx context.Context, f KeyFilter) ([]domain.APIKey, error)

@@ -152,6 +152,8 @@ func OrganisationOf(agg domain.Aggregate) string {
 		return v.OrganisationID
 	case *domain.LogExport:
 		return v.OrganisationID
+	case *domain.Webhook:
+		return v.OrganisationID
 	}
 	return ""
 }

@@ -73,6 +73,8 @@ type Main struct {
 	// Metrics is the Prometheus registry and the request metrics; nil with CAUSEWAY_METRICS=OFF.
 	Metrics         *metrics.Metrics
 	metricsListener net.Listener // CAUSEWAY_METRICS_ADDR's, when set
+	// rateLimitAlerts turns rate-limit refusals into notifications (notifications.go).
+	rateLimitAlerts *workers.RateLimitAlerts
 
 	stderr   io.Writer
 	healthMu sync.Mutex
@@ -152,6 +154,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.startLogExports(admin); err != nil {
 		return err
 	}
+	if err := m.startNotifications(admin, guard); err != nil {
+		return err
+	}
 	gw, err := m.startGateway(admin, guard)
 	if err != nil {
 		return err
@@ -169,6 +174,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		},
 		Stats: map[string]func() any{"log_pipeline": func() any { return m.Pipeline.Stats() }},
 	}
+	health.Stats["notifications"] = m.notificationStats
 	if m.AnswerCache != nil {
 		store := m.AnswerCache
 		health.Checks = append(health.Checks, httpapi.Check{Name: "answer_cache", Backend: m.cacheBackend(),
@@ -320,7 +326,11 @@ func (m *Main) startGateway(admin *httpapi.Admin, guard *egress.Guard) (*httpapi
 	if err != nil {
 		return nil, err
 	}
-	sink := m.startMetrics(pipeline)
+	alerts, err := m.withRateLimitAlerts(pipeline, admin)
+	if err != nil {
+		return nil, err
+	}
+	sink := m.startMetrics(pipeline, alerts)
 	sealer, err := commands.NewSealerFromSecret(admin.Secret)
 	if err != nil {
 		return nil, err

@@ -82,6 +82,8 @@ type Config struct {
 	DBSSLCA                 string // DB_SSL_CA
 	DBSSLCert               string // DB_SSL_CERT
 	DBSSLKey                string // DB_SSL_KEY
+	// Notify is how notifications are delivered: SMTP_* and CAUSEWAY_NOTIFY_* (notifications.go).
+	Notify NotifyConfig
 	// Pricing is where model prices come from: MODEL_CONFIGS_PROXY_FETCH_ENABLED,
 	// MODEL_CONFIGS_PROXY_URL, MODEL_CONFIGS_PRICING_LOG_STORE_PATH,
 	// MODEL_CONFIGS_PRICING_LOCAL_PATH (see gateway/pricing).
@@ -250,6 +252,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	var tracingProblems []error
 	c.Tracing, tracingProblems = loadTracing(getenv)
 	problems = append(problems, tracingProblems...)
+	var notifyProblems []error
+	c.Notify, notifyProblems = loadNotifyConfig(getenv)
+	problems = append(problems, notifyProblems...)
 
 	problems = append(problems, c.Validate())
 	if err := errors.Join(problems...); err != nil {
@@ -360,6 +365,7 @@ func (c Config) Validate() error {
 	if len(c.CORSOrigins) > 1 && slices.Contains(c.CORSOrigins, "*") {
 		bad("CAUSEWAY_CORS_ORIGINS: * allows every origin; set it alone, not with %d others", len(c.CORSOrigins)-1)
 	}
+	problems = append(problems, c.Notify.validate()...)
 	return errors.Join(problems...)
 }
 

@@ -20,10 +20,11 @@ const metricsLagTimeout = 5 * time.Second
 // startMetrics builds the process's metrics unless CAUSEWAY_METRICS is OFF: the registry,
 // the tee that counts each request's log record before the pipeline takes it, and the
 // figures read at each scrape (the pipeline's, the projections' lag). It returns the sink
-// the gateway logs to: the tee, or the pipeline itself when the metrics are off.
-func (m *Main) startMetrics(pipeline *analytics.Pipeline) analytics.LogSink {
+// the gateway logs to: the tee in front of next (the sinks that lead to the pipeline), or next
+// itself when the metrics are off.
+func (m *Main) startMetrics(pipeline *analytics.Pipeline, next analytics.LogSink) analytics.LogSink {
 	if !m.Config.Metrics {
-		return pipeline
+		return next
 	}
 	m.Metrics = metrics.New(metrics.Options{MaxModels: m.Config.MetricsMaxModels,
 		MaxWorkspaces: m.Config.MetricsMaxWorkspaces, MaxLabelSets: m.Config.MetricsMaxLabelSets})
@@ -41,7 +42,7 @@ func (m *Main) startMetrics(pipeline *analytics.Pipeline) analytics.LogSink {
 		}
 		return out, nil
 	}, metricsLagTimeout)
-	return m.Metrics.Tee(pipeline)
+	return m.Metrics.Tee(next)
 }
 
 // mainPortMetrics is the /metrics handler of the main port: nil when the metrics are off or

@@ -97,6 +97,14 @@ func (m *Model) Scan(ctx context.Context, prefix string, fn func(domain.Aggregat
 	return m.scan(ctx, prefix, fn)
 }
 
+// ScanStatus calls fn with every aggregate of prefix whose status is status
+// (projections.StatusScanner): the status column selects them, unread documents stay unread.
+func (m *Model) ScanStatus(ctx context.Context, prefix, status string, fn func(domain.Aggregate)) error {
+	return m.scanWhere(ctx, prefix, status, fn)
+}
+
+var _ projections.StatusScanner = (*Model)(nil)
+
 // AuditRecords returns the records f selects from the offset-th on, at most limit of them (0:
 // all), in f's order, and how many f selects in all.
 func (m *Model) AuditRecords(ctx context.Context, f projections.AuditFilter, offset, limit int) ([]projections.AuditRecord, int, error) {
@@ -166,7 +174,12 @@ func (b *Model) view(ctx context.Context, prefix, id string, fn func(domain.Aggr
 }
 
 func (b *Model) scan(ctx context.Context, prefix string, fn func(domain.Aggregate)) error {
-	rows, err := b.pool.Query(ctx, `SELECT id, doc FROM `+b.documents+` WHERE kind = $1`, prefix)
+	return b.scanWhere(ctx, prefix, "", fn)
+}
+
+// scanWhere is scan, of the documents whose status is status when it is not empty.
+func (b *Model) scanWhere(ctx context.Context, prefix, status string, fn func(domain.Aggregate)) error {
+	rows, err := b.pool.Query(ctx, `SELECT id, doc FROM `+b.documents+` WHERE kind = $1 AND ($2 = '' OR status = $2)`, prefix, status)
 	if err != nil {
 		return unavailable(err)
 	}

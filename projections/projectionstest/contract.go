@@ -87,8 +87,36 @@ func History(n int, t0 time.Time) []Step {
 			Recipients: []string{"a@example.com"}, Subject: "s", At: at(i)})
 		if i%3 == 0 {
 			add(domain.Stream(domain.GuardrailPrefix, fmt.Sprintf("gr-%02d", i)), guardrail(fmt.Sprintf("gr-%02d", i), ws, i))
+			add(domain.Stream(domain.WebhookPrefix, fmt.Sprintf("wh-%02d", i)), domain.WebhookCreated{WebhookID: fmt.Sprintf("wh-%02d", i),
+				OrganisationID: Org, WorkspaceID: ws, Name: "Hook " + ws, URL: "https://hooks.example.com/" + ws,
+				Kinds: []string{domain.NotifyInvite}, SealedSecret: "v1:sealed", By: "admin", At: at(i)})
+		}
+		// Deliveries: made, one still to retry, nothing to deliver to, not yet planned.
+		note := fmt.Sprintf("n-%02d", i)
+		retry := at(i).Add(time.Minute)
+		switch i % 4 {
+		case 0:
+			add(domain.Stream(domain.NotificationPrefix, note),
+				domain.NotificationDeliveriesPlanned{NotificationID: note, Deliveries: []domain.DeliveryTarget{
+					{Channel: domain.ChannelEmail, Target: "a@example.com"}, {Channel: domain.ChannelWebhook, Target: "wh-org"}}, At: at(i)},
+				domain.NotificationDelivered{NotificationID: note, Channel: domain.ChannelEmail, Target: "a@example.com", Attempts: 1, At: at(i)},
+				domain.NotificationDelivered{NotificationID: note, Channel: domain.ChannelWebhook, Target: "wh-org", Attempts: 1, At: at(i)})
+		case 1:
+			add(domain.Stream(domain.NotificationPrefix, note),
+				domain.NotificationDeliveriesPlanned{NotificationID: note, Deliveries: []domain.DeliveryTarget{
+					{Channel: domain.ChannelWebhook, Target: "wh-org"}}, At: at(i)},
+				domain.NotificationDeliveryFailed{NotificationID: note, Channel: domain.ChannelWebhook, Target: "wh-org", Attempt: 1,
+					Error: "HTTP 500", NextAttemptAt: &retry, At: at(i)})
+		case 2:
+			add(domain.Stream(domain.NotificationPrefix, note), domain.NotificationDeliveriesPlanned{NotificationID: note,
+				Deliveries: []domain.DeliveryTarget{}, At: at(i)})
 		}
 	}
+	add(domain.Stream(domain.WebhookPrefix, "wh-org"), domain.WebhookCreated{WebhookID: "wh-org", OrganisationID: Org,
+		Name: "Everything", URL: "https://hooks.example.com/all", Kinds: []string{}, SealedSecret: "v1:sealed", By: "admin", At: at(0)})
+	disabled := true
+	add(domain.Stream(domain.WebhookPrefix, "wh-03"), domain.WebhookUpdated{WebhookID: "wh-03", Disabled: &disabled, By: "admin", At: at(95)})
+	add(domain.Stream(domain.WebhookPrefix, "wh-06"), domain.WebhookDeleted{WebhookID: "wh-06", By: "admin", At: at(96)})
 	// Guardrails change: a new version, a rename, a deletion.
 	deny := domain.DefaultGuardrailActions()
 	deny.Deny = true
@@ -371,6 +399,29 @@ func Run(t *testing.T, open OpenFunc) {
 			sameList("notifications "+name, must[[]domain.Notification](t)(want.Notifications(ctx, f)),
 				must[[]domain.Notification](t)(got.Notifications(ctx, f)))
 		}
+		for _, notBefore := range []time.Time{t0, t0.Add(5 * time.Minute), t0.Add(time.Hour)} {
+			same("pending deliveries", must[[]domain.Notification](t)(want.PendingDeliveries(ctx, notBefore)),
+				must[[]domain.Notification](t)(got.PendingDeliveries(ctx, notBefore)))
+		}
+		recipients := []string{"organisation:admins", "workspace:ws-01:managers", "workspace:ws-02:admins", "X@Example.com", "workspace:ws-00:nope"}
+		same("addresses", must[[]string](t)(want.NotificationAddresses(ctx, Org, recipients)),
+			must[[]string](t)(got.NotificationAddresses(ctx, Org, recipients)))
+		for name, f := range map[string]projections.WebhookFilter{
+			"active": {OrganisationID: Org, Statuses: active}, "archived": {OrganisationID: Org, Statuses: archived},
+			"organisation's": {OrganisationID: Org, Statuses: both, Scope: "organisation"},
+			"seen by two":    {OrganisationID: Org, Statuses: both, WorkspaceIDs: map[string]bool{"ws-00": true, "ws-03": true}},
+			"other org":      {OrganisationID: "org-2", Statuses: both},
+		} {
+			sameList("webhooks "+name, must[[]domain.Webhook](t)(want.Webhooks(ctx, f)), must[[]domain.Webhook](t)(got.Webhooks(ctx, f)))
+		}
+		for i := 0; i < n; i++ {
+			note, _ := found[domain.Notification](t)(want.Notification(ctx, projections.NotificationFilter{OrganisationID: Org}, fmt.Sprintf("n-%02d", i)))
+			same("webhooks for a notification", must[[]domain.Webhook](t)(want.WebhooksFor(ctx, note)), must[[]domain.Webhook](t)(got.WebhooksFor(ctx, note)))
+			w, wok := found[domain.Webhook](t)(want.Webhook(ctx, Org, fmt.Sprintf("wh-%02d", i)))
+			g, gok := found[domain.Webhook](t)(got.Webhook(ctx, Org, fmt.Sprintf("wh-%02d", i)))
+			assert.Equal(t, wok, gok)
+			same("webhook", w, g)
+		}
 		wp, ww, err := want.UsageResetsDue(ctx, t0.Add(2000*time.Minute))
 		require.NoError(t, err)
 		gp, gw, err := got.UsageResetsDue(ctx, t0.Add(2000*time.Minute))
@@ -460,6 +511,33 @@ func Run(t *testing.T, open OpenFunc) {
 		require.True(t, ok, "and is still found by its id")
 		assert.Equal(t, domain.StatusArchived, g.Status)
 		assert.Len(t, must[[]domain.Guardrail](t)(got.Guardrails(ctx, projections.GuardrailFilter{OrganisationID: Org, Statuses: active})), 1+(n+2)/3-n/6)
+		var pending []string
+		for _, note := range must[[]domain.Notification](t)(got.PendingDeliveries(ctx, t0.Add(5*time.Minute))) {
+			pending = append(pending, note.ID)
+		}
+		assert.Equal(t, []string{"n-01", "n-05", "n-07", "n-09", "n-11"}, pending,
+			"oldest first: those with a delivery to retry, and those recorded since not planned")
+		note, _ := found[domain.Notification](t)(got.Notification(ctx, projections.NotificationFilter{OrganisationID: Org}, "n-04"))
+		assert.Equal(t, domain.DeliveryDelivered, note.Status)
+		note, _ = found[domain.Notification](t)(got.Notification(ctx, projections.NotificationFilter{OrganisationID: Org}, "n-02"))
+		assert.Equal(t, domain.DeliverySkipped, note.Status)
+		assert.Equal(t, []string{"user01@example.com", "user05@example.com", "user07@example.com", "user09@example.com",
+			"user11@example.com", "x@example.com"},
+			must[[]string](t)(got.NotificationAddresses(ctx, Org, []string{"organisation:admins", "workspace:ws-01:managers", "X@Example.com"})),
+			"the active admins (user03 was removed), ws-01's manager, and the address given")
+		assert.Equal(t, []string{"user02@example.com"}, must[[]string](t)(got.NotificationAddresses(ctx, Org, []string{"workspace:ws-02:admins"})))
+		invite, _ := found[domain.Notification](t)(got.Notification(ctx, projections.NotificationFilter{OrganisationID: Org}, "n-00"))
+		var hooks []string
+		for _, w := range must[[]domain.Webhook](t)(got.WebhooksFor(ctx, invite)) {
+			hooks = append(hooks, w.ID)
+		}
+		assert.Equal(t, []string{"wh-00", "wh-org"}, hooks, "its workspace's webhook for invites, and the organisation's")
+		rotated, _ := found[domain.Notification](t)(got.Notification(ctx, projections.NotificationFilter{OrganisationID: Org}, "n-03"))
+		hooks = nil
+		for _, w := range must[[]domain.Webhook](t)(got.WebhooksFor(ctx, rotated)) {
+			hooks = append(hooks, w.ID)
+		}
+		assert.Equal(t, []string{"wh-org"}, hooks, "ws-03's webhook is disabled")
 		assert.Equal(t, Head(t, store), must[eventstore.Position](t)(got.Checkpoint(ctx)))
 		assert.Len(t, AuditLog(t, got, projections.AuditFilter{OrganisationID: Org}), countEvents(History(n, t0)))
 	})
