@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -73,6 +74,7 @@ type Metrics struct {
 	duration, ttft, tpot, tokenUsage, overhead *prometheus.HistogramVec
 	tokens, cost, refusals, cache, verdicts    *prometheus.CounterVec
 	retries, fallbacks                         *prometheus.CounterVec
+	deliveries                                 *prometheus.CounterVec // notifications, not requests
 
 	// series holds each label set's children, created on first use. It is keyed by label
 	// values, and the request path looks a record up by its own values first: when they are
@@ -126,10 +128,13 @@ func New(opts Options) *Metrics {
 		"hook", "verdict", labelWorkspace)
 	m.retries = counter("causeway_retries_total", "Retries of provider calls.", baseLabels...)
 	m.fallbacks = counter("causeway_fallbacks_total", "Requests served by a fallback target after others failed.", baseLabels...)
+	m.deliveries = counter("causeway_notification_deliveries_total",
+		"Notification delivery attempts, by channel (email, webhook) and outcome (delivered, retried, failed: the last attempt).",
+		"channel", "outcome")
 
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.duration, m.ttft, m.tpot, m.tokenUsage, m.tokens, m.cost, m.overhead, m.refusals, m.cache, m.verdicts,
-		m.retries, m.fallbacks)
+		m.retries, m.fallbacks, m.deliveries)
 	labelValues := prometheus.NewDesc("causeway_metrics_label_values",
 		"Distinct values a bounded label holds; at its bound, later values are counted as \"other\".", []string{"label"}, nil)
 	reg.MustRegister(collectorFunc{desc: labelValues, collect: func(ch chan<- prometheus.Metric) {
@@ -350,3 +355,16 @@ type collectorFunc struct {
 
 func (c collectorFunc) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 func (c collectorFunc) Collect(ch chan<- prometheus.Metric) { c.collect(ch) }
+
+// Delivery counts a notification delivery attempt by channel (email, webhook) and outcome
+// (delivered, retried, failed); any other value counts as "other", so no label can grow.
+func (m *Metrics) Delivery(channel, outcome string) {
+	m.deliveries.WithLabelValues(oneOf(channel, "email", "webhook"), oneOf(outcome, "delivered", "retried", "failed")).Inc()
+}
+
+func oneOf(v string, known ...string) string {
+	if slices.Contains(known, v) {
+		return v
+	}
+	return "other"
+}

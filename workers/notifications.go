@@ -128,6 +128,9 @@ type NotificationWorker struct {
 	Holder string
 	// OnError hears what went wrong in passes and deliveries (never a secret).
 	OnError func(error)
+	// Observe hears how each attempt ended, by channel (email, webhook) and outcome
+	// (delivered, retried, failed: the last attempt), for the metrics; nil: nobody.
+	Observe func(channel, outcome string)
 
 	mu       sync.Mutex
 	inflight map[string]bool
@@ -333,6 +336,7 @@ func (w *NotificationWorker) deliver(ctx context.Context, id string, t domain.De
 	}
 	base := "notification-" + id + "-" + t.Channel + "-" + t.Target
 	if sendErr == nil {
+		w.observe(t.Channel, "delivered")
 		_, err := w.delivered.Handle(asWorker(ctx, *n, base+"-delivered"),
 			commands.RecordNotificationDelivered{NotificationID: id, Channel: t.Channel, Target: t.Target})
 		return err
@@ -343,10 +347,21 @@ func (w *NotificationWorker) deliver(ctx context.Context, id string, t domain.De
 	}
 	var perm *permanentError
 	final := errors.As(sendErr, &perm) || attempt >= retry.MaxAttempts
+	if final {
+		w.observe(t.Channel, "failed")
+	} else {
+		w.observe(t.Channel, "retried")
+	}
 	_, err = w.failed.Handle(asWorker(ctx, *n, base+"-failed-"+strconv.Itoa(attempt)), commands.RecordNotificationDeliveryFailed{
 		NotificationID: id, DeliveryFailure: domain.DeliveryFailure{Channel: t.Channel, Target: t.Target, Attempt: attempt,
 			Error: sendErr.Error(), NextAttemptAt: now.Add(retry.after(attempt)), Final: final}})
 	return errors.Join(fmt.Errorf("attempt %d: %w", attempt, sendErr), err)
+}
+
+func (w *NotificationWorker) observe(channel, outcome string) {
+	if w.Observe != nil {
+		w.Observe(channel, outcome)
+	}
 }
 
 // permanentError is a failure that another attempt cannot mend (the webhook was deleted,

@@ -154,11 +154,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.startLogExports(admin); err != nil {
 		return err
 	}
-	if err := m.startNotifications(admin, guard); err != nil {
-		return err
-	}
 	gw, err := m.startGateway(admin, guard)
 	if err != nil {
+		return err
+	}
+	// After the gateway, whose start builds the metrics the deliveries are counted in.
+	if err := m.startNotifications(admin, guard); err != nil {
 		return err
 	}
 

@@ -184,6 +184,9 @@ func (m *Main) startNotifications(admin *httpapi.Admin, guard *egress.Guard) err
 		return typ
 	}
 	w.OnError = func(err error) { m.Logger.Warn("notification delivery", "error", err) }
+	if m.Metrics != nil {
+		w.Observe = m.Metrics.Delivery
+	}
 	if claims, ok := m.Cluster.(cluster.Claims); ok {
 		w.Claims, w.Holder = claims, m.Instance.ID
 	}

@@ -480,6 +480,11 @@ func TestWebhooksAreSignedAndRetried(t *testing.T) {
 	assert.EqualValues(t, 6, d["attempts"], "CAUSEWAY_NOTIFY_MAX_ATTEMPTS")
 	assert.Nil(t, d["next_attempt_at"])
 	assert.Len(t, rc.of(failed), 6)
+	s := scrape(t, m.MetricsURL(), "")
+	for outcome, want := range map[string]float64{"delivered": 1, "retried": 3 + 5, "failed": 1} {
+		assert.Equal(t, want, s.value("causeway_notification_deliveries_total", map[string]string{"channel": "webhook", "outcome": outcome}),
+			"the metrics count each attempt's outcome: %s", outcome)
+	}
 	history := g.admin(http.MethodGet, "/audit/resources/notification/"+failed+"/history", nil)["data"].([]any)
 	var actions []string
 	for _, e := range history {
