@@ -33,6 +33,7 @@ imports ./cache \.          the answer cache's contract imports only the standar
 deps    ./workers/... ^github\.com/causeway/causeway/(gateway|projections|http)(/|$)|${drivers} the workers read a wing through its interfaces and act through commands: no data plane, no projections, no HTTP layer, no database driver
 deps    ./queries/... ^github\.com/causeway/causeway/(gateway|analytics|http|commands)(/|$)|${drivers} the read side's application layer reads the read models and the event store contract only: no data plane, no request-log wing, no HTTP layer, no commands, no database driver
 imports ./cache/semantic ^github\.com/causeway/causeway(/|$) the semantic index imports nothing of Causeway: whoever follows the cache's change feed calls Add and Remove
+deps    ./templates ^github\.com/causeway/causeway/(gateway|http|commands|projections|queries|analytics|guardrails|eventstore)(/|$)|${drivers} the prompt renderer only renders: the gateway and the control plane call it, never the other way; no database driver
 deps    ./guardrails ^github\.com/causeway/causeway/(gateway|http|commands|domain|projections|queries|analytics)(/|$)|${drivers} the guardrail engine only decides: the gateway calls it and the control plane validates through it, never the other way; no database driver
 TABLE
 
