@@ -260,3 +260,23 @@ func (q *Queries) PromptCollectionDetails(ctx context.Context, c domain.PromptCo
 	}
 	return out, nil
 }
+
+// PromptIDs turns the prompt_slug filter of request-log reads into the prompt ids the log
+// rows carry: a prompt's slug (or id) names its id; a name no prompt holds now stays as given.
+func (q *Queries) PromptIDs(ctx context.Context, orgID string, refs []string) ([]string, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	out := make([]string, 0, len(refs))
+	for _, ref := range refs {
+		p, found, err := q.Read.Prompt(ctx, orgID, ref)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			ref = p.ID
+		}
+		out = append(out, ref)
+	}
+	return out, nil
+}
