@@ -1,13 +1,19 @@
 package gateway
 
-import "github.com/causeway/causeway/domain"
+import (
+	"github.com/causeway/causeway/domain"
+	"github.com/causeway/causeway/templates"
+)
 
 // promptTables are the routing index's prompts: what rendering a prompt reads on the hot
 // path, without I/O. Prompts and partials by id and by the slug a live one holds, labels by
 // id and by the name a live one holds, and each organisation's security settings (with the
-// key's workspace's overrides, they say who may render). Its maps are made as the first of
-// each kind is folded in.
+// key's workspace's overrides, they say who may render). Versions never change, so each is
+// parsed once, as it is folded in: a prompt version's template, a partial version's text
+// prepared to include. Its maps are made as the first of each kind is folded in.
 type promptTables struct {
+	templates    map[string]*templates.Template // prompt version id → its template
+	prepared     map[string]*templates.Partial  // partial version id → its text, prepared
 	prompts      map[string]Versioned[domain.Prompt]
 	promptSlugs  map[string]string // org + "\x00" + slug → prompt id
 	partials     map[string]Versioned[domain.PromptPartial]
@@ -29,6 +35,18 @@ func (x *Index) putPrompts(agg domain.Aggregate, version uint64) {
 		p := *a
 		t.prompts[p.ID] = Versioned[domain.Prompt]{p, version}
 		reslugged(t.promptSlugs, p.OrganisationID+"\x00"+p.Slug, p.ID, p.Exists())
+		for _, v := range p.Versions {
+			if _, done := t.templates[v.ID]; !done {
+				// A template that does not parse is left out: rendering parses it again and
+				// answers why.
+				if tmpl, err := templates.Parse("string", v.Template.String); err == nil {
+					if t.templates == nil {
+						t.templates = map[string]*templates.Template{}
+					}
+					t.templates[v.ID] = tmpl
+				}
+			}
+		}
 	case *domain.PromptPartial:
 		if t.partials == nil {
 			t.partials, t.partialSlugs = map[string]Versioned[domain.PromptPartial]{}, map[string]string{}
@@ -36,6 +54,16 @@ func (x *Index) putPrompts(agg domain.Aggregate, version uint64) {
 		p := *a
 		t.partials[p.ID] = Versioned[domain.PromptPartial]{p, version}
 		reslugged(t.partialSlugs, p.OrganisationID+"\x00"+p.Slug, p.ID, p.Exists())
+		for _, v := range p.Versions {
+			if _, done := t.prepared[v.ID]; !done {
+				if prepared, err := templates.PreparePartial("partial "+p.Slug, v.String); err == nil {
+					if t.prepared == nil {
+						t.prepared = map[string]*templates.Partial{}
+					}
+					t.prepared[v.ID] = prepared
+				}
+			}
+		}
 	case *domain.PromptLabel:
 		if t.labels == nil {
 			t.labels, t.labelNames = map[string]domain.PromptLabel{}, map[string]string{}
@@ -102,6 +130,22 @@ func (x *Index) PromptLabelByName(orgID, name string) (domain.PromptLabel, bool)
 		return domain.PromptLabel{}, false
 	}
 	return x.promptTables.labels[id], true
+}
+
+// PromptTemplate returns a prompt version's template, parsed when it was folded in.
+func (x *Index) PromptTemplate(versionID string) (*templates.Template, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	t, ok := x.promptTables.templates[versionID]
+	return t, ok
+}
+
+// PreparedPartial returns a partial version's text, prepared when it was folded in.
+func (x *Index) PreparedPartial(versionID string) (*templates.Partial, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	p, ok := x.promptTables.prepared[versionID]
+	return p, ok
 }
 
 // PromptSecurity returns the organisation's security settings (the specification's defaults

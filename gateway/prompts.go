@@ -40,6 +40,10 @@ type PromptDirectory interface {
 	PromptPartial(orgID, ref string) (Versioned[domain.PromptPartial], bool)
 	PromptLabelByName(orgID, name string) (domain.PromptLabel, bool)
 	PromptSecurity(orgID string) domain.SecuritySettings
+	// PromptTemplate and PreparedPartial are a version's template and a partial version's
+	// text parsed ahead of the request; false: parse it now.
+	PromptTemplate(versionID string) (*templates.Template, bool)
+	PreparedPartial(versionID string) (*templates.Partial, bool)
 }
 
 var _ PromptDirectory = (*Index)(nil)
@@ -219,9 +223,11 @@ func renderPrompt(dir PromptDirectory, actor domain.Actor, raw string, body []by
 		return out, err
 	}
 	t := v.Template
-	tmpl, err := templates.Parse("string", t.String)
-	if err != nil {
-		return out, err
+	tmpl, parsed := dir.PromptTemplate(v.ID)
+	if !parsed {
+		if tmpl, err = templates.Parse("string", t.String); err != nil {
+			return out, err
+		}
 	}
 	msgs, err := tmpl.Render(req.variables, promptPartials{dir: dir, orgID: p.OrganisationID, workspaceID: p.WorkspaceID, labelID: labelID})
 	if err != nil {
@@ -258,15 +264,15 @@ type promptPartials struct {
 	labelID            string // the label that chose the prompt's version ("": none)
 }
 
-func (pp promptPartials) Partial(name string) (string, error) {
+func (pp promptPartials) Partial(name string) (*templates.Partial, error) {
 	ref, sel, err := domain.ParseVersionRef("partials", name)
 	if err != nil {
-		return "", domain.Invalid("partials", "{{> %s}} names no partial: include one by its slug, optionally with @version, @latest or @label", name)
+		return nil, domain.Invalid("partials", "{{> %s}} names no partial: include one by its slug, optionally with @version, @latest or @label", name)
 	}
 	found, ok := pp.dir.PromptPartial(pp.orgID, ref)
 	p := found.Value
 	if !ok || !p.Exists() || p.WorkspaceID != pp.workspaceID {
-		return "", domain.Invalid("partials", "partial %s (included as {{> %s}}) is not a partial of the prompt's workspace", ref, name)
+		return nil, domain.Invalid("partials", "partial %s (included as {{> %s}}) is not a partial of the prompt's workspace", ref, name)
 	}
 	labelID := ""
 	switch {
@@ -281,7 +287,10 @@ func (pp promptPartials) Partial(name string) (string, error) {
 	}
 	v, ok := p.Select(sel, labelID)
 	if !ok {
-		return "", domain.Invalid("partials", "partial %s has no version %s", ref, sel.String())
+		return nil, domain.Invalid("partials", "partial %s has no version %s", ref, sel.String())
 	}
-	return v.String, nil
+	if prepared, ok := pp.dir.PreparedPartial(v.ID); ok {
+		return prepared, nil
+	}
+	return templates.PreparePartial("partial "+ref, v.String)
 }

@@ -50,18 +50,40 @@ type Template struct {
 	messages []map[string]any // nil for a text template
 }
 
-// Partials finds the text of a partial by the name a template includes it by. An error is
-// the answer to give (a *domain.Error naming what is wrong: not found, of another workspace).
+// Partials finds a partial by the name a template includes it by. An error is the answer to
+// give (a *domain.Error naming what is wrong: not found, of another workspace).
 type Partials interface {
-	Partial(name string) (string, error)
+	Partial(name string) (*Partial, error)
 }
 
 // NoPartials is the Partials of a template that may include none.
 type NoPartials struct{}
 
 // Partial refuses every name.
-func (NoPartials) Partial(name string) (string, error) {
-	return "", domain.Invalid("partials", "partial %q not found", name)
+func (NoPartials) Partial(name string) (*Partial, error) {
+	return nil, domain.Invalid("partials", "partial %q not found", name)
+}
+
+// Partial is a partial's text made ready to include: checked (CheckPartial), its variables
+// made raw, and its tags read for the walk. It does not change once made, so a version of a
+// partial is prepared once (the gateway's index prepares each as it is saved).
+type Partial struct {
+	text string
+	tags []mustache.Tag
+}
+
+// PreparePartial checks a partial's text (param names it in errors) and makes it ready to
+// include.
+func PreparePartial(param, text string) (*Partial, error) {
+	if err := check(param, text); err != nil {
+		return nil, err
+	}
+	raw := rawVariables(text)
+	tmpl, err := mustache.ParseStringPartials(raw, &mustache.StaticProvider{})
+	if err != nil {
+		return nil, domain.Invalid(param, "%s is not a valid Mustache template: %v", param, err)
+	}
+	return &Partial{text: raw, tags: tmpl.Tags()}, nil
 }
 
 // Parse checks a prompt's template (param names it in errors, with the message and field
@@ -89,7 +111,10 @@ func Parse(param, text string) (*Template, error) {
 }
 
 // CheckPartial checks a partial's text: Mustache that parses, without set-delimiter tags.
-func CheckPartial(param, text string) error { return check(param, text) }
+func CheckPartial(param, text string) error {
+	_, err := PreparePartial(param, text)
+	return err
+}
 
 // messageArray reads text as a JSON array of objects, if it is one.
 func messageArray(text string) ([]map[string]any, bool) {
@@ -143,15 +168,12 @@ func eachText(m map[string]any, p string, fn func(path, s string) error) error {
 var setDelimiter = regexp.MustCompile(`\{\{\s*=`)
 
 // check parses one Mustache text, param naming it in errors.
-func check(param, text string) error { return checkNamed(param, param, text) }
-
-// checkNamed parses one Mustache text, named what in messages.
-func checkNamed(param, what, text string) error {
+func check(param, text string) error {
 	if setDelimiter.MatchString(text) {
-		return domain.Invalid(param, "%s: set-delimiter tags ({{=<%% %%>=}}) are not supported in prompt templates", what)
+		return domain.Invalid(param, "%s: set-delimiter tags ({{=<%% %%>=}}) are not supported in prompt templates", param)
 	}
 	if _, err := mustache.ParseStringPartialsRaw(text, &mustache.StaticProvider{}, true); err != nil {
-		return domain.Invalid(param, "%s is not a valid Mustache template: %v", what, err)
+		return domain.Invalid(param, "%s is not a valid Mustache template: %v", param, err)
 	}
 	return nil
 }
@@ -161,7 +183,7 @@ func checkNamed(param, what, text string) error {
 // with their texts rendered, or one user message of the rendered text.
 func (t *Template) Render(vars map[string]any, partials Partials) ([]any, error) {
 	vars = withoutNulls(vars)
-	r := &render{partials: partials, texts: map[string]string{}, explored: map[string]bool{}, out: &limitedBuffer{max: MaxRenderedBytes}}
+	r := &render{partials: partials, found: map[string]*Partial{}, explored: map[string]bool{}, out: &limitedBuffer{max: MaxRenderedBytes}}
 	if t.messages == nil {
 		s, err := r.text("string", t.text, vars)
 		if err != nil {
@@ -221,7 +243,7 @@ func (t *Template) Render(vars map[string]any, partials Partials) ([]any, error)
 // the library parses a partial anew each time it includes it), and the variables needed.
 type render struct {
 	partials Partials
-	texts    map[string]string
+	found    map[string]*Partial
 	explored map[string]bool // partial name (+ "\x00top" when walked outside a section)
 	stack    []string
 	required map[string]bool
@@ -288,34 +310,31 @@ func (r *render) include(name string, top bool) error {
 	if len(r.stack) >= MaxPartialDepth {
 		return domain.Invalid("partials", "partials include partials more than %d deep (%s → %s)", MaxPartialDepth, strings.Join(r.stack, " → "), name)
 	}
-	text, seen := r.texts[name]
+	p, seen := r.found[name]
 	if !seen {
-		if len(r.texts) >= MaxPartials {
+		if len(r.found) >= MaxPartials {
 			return domain.Invalid("partials", "a prompt may include at most %d partials", MaxPartials)
 		}
-		raw, err := r.partials.Partial(name)
-		if err != nil {
+		var err error
+		if p, err = r.partials.Partial(name); err != nil {
 			return err
 		}
-		if err := checkNamed("partials", "partial "+name, raw); err != nil {
-			return err
-		}
-		text = rawVariables(raw)
-		r.texts[name] = text
-	}
-	tmpl, err := mustache.ParseStringPartials(text, r)
-	if err != nil {
-		return domain.Invalid("partials", "partial %s is not a valid Mustache template: %v", name, err)
+		r.found[name] = p
 	}
 	r.stack = append(r.stack, name)
-	err = r.walkTags(tmpl.Tags(), top)
+	err := r.walkTags(p.tags, top)
 	r.stack = r.stack[:len(r.stack)-1]
 	r.explored[key] = true
 	return err
 }
 
 // Get gives the library a partial's text, as the walk found it (mustache.PartialProvider).
-func (r *render) Get(name string) (string, error) { return r.texts[name], nil }
+func (r *render) Get(name string) (string, error) {
+	if p := r.found[name]; p != nil {
+		return p.text, nil
+	}
+	return "", nil
+}
 
 // requireVariables refuses a render that lacks variables the template needs, naming every one.
 func (r *render) requireVariables(vars map[string]any) error {

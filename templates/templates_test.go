@@ -11,15 +11,25 @@ import (
 	"github.com/causeway/causeway/domain"
 )
 
-// partials is a fixed set of partials by name.
+// partials is a fixed set of partials by name, prepared as they are asked for.
 type partials map[string]string
 
-func (p partials) Partial(name string) (string, error) {
+func (p partials) Partial(name string) (*Partial, error) {
 	s, ok := p[name]
 	if !ok {
-		return "", domain.Invalid("partials", "partial %q not found", name)
+		return nil, domain.Invalid("partials", "partial %q not found", name)
 	}
-	return s, nil
+	return PreparePartial("partial "+name, s)
+}
+
+// prepared is a fixed set of partials prepared once, as the gateway's index keeps them.
+type prepared map[string]*Partial
+
+func (p prepared) Partial(name string) (*Partial, error) {
+	if pp, ok := p[name]; ok {
+		return pp, nil
+	}
+	return nil, domain.Invalid("partials", "partial %q not found", name)
 }
 
 func vars(t *testing.T, raw string) map[string]any {
@@ -132,8 +142,7 @@ func TestRenderRefusesUnknownAndBrokenPartials(t *testing.T) {
 	assert.Equal(t, "partials", appErr(t, err).Param)
 	_, err = mustParse(t, "{{> broken}}").Render(nil, partials{"broken": "{{#open}} never closed"})
 	e := appErr(t, err)
-	assert.Equal(t, "partials", e.Param)
-	assert.Contains(t, e.Message, "partial broken")
+	assert.Equal(t, "partial broken", e.Param)
 	chain := partials{}
 	for i := 0; i < MaxPartialDepth+2; i++ {
 		chain[string(rune('a'+i))] = "{{> " + string(rune('a'+i+1)) + "}}"
@@ -185,7 +194,9 @@ func TestRawVariables(t *testing.T) {
 func BenchmarkRender(b *testing.B) {
 	tmpl, err := Parse("string", `[{"role":"system","content":"You are {{persona}}. {{> tone}}"},{"role":"user","content":"{{question}}"}]`)
 	require.NoError(b, err)
-	p := partials{"tone": "Answer in a {{tone}} tone, in {{language}}."}
+	tone, err := PreparePartial("tone", "Answer in a {{tone}} tone, in {{language}}.")
+	require.NoError(b, err)
+	p := prepared{"tone": tone}
 	v := map[string]any{"persona": "a support agent", "tone": "warm", "language": "English", "question": "Where is my order?"}
 	b.ReportAllocs()
 	for b.Loop() {
