@@ -14,7 +14,7 @@ import (
 )
 
 // A request_logs table of an earlier release gains the prompt's version and label: its rows
-// read 0 and '', new rows keep theirs, and applying the set again changes nothing.
+// read 0 and ”, new rows keep theirs, and applying the set again changes nothing.
 func TestPromptVersionUpgradeSQLite(t *testing.T) {
 	ctx := context.Background()
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "a.db")+"?_txlock=immediate")
