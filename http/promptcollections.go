@@ -152,11 +152,7 @@ func (a *Admin) registerPromptCollections(r *mux.Router) {
 			return 0, nil, err
 		}
 		q := r.URL.Query()
-		ws := q.Get("workspace_id")
-		if ws == "" && !actor.IsOrgAdmin() && workspaceKeyActor(actor) {
-			ws = actor.WorkspaceID
-		}
-		found, err := a.reads().PromptCollections(r.Context(), actor, ws, q.Get("search"))
+		found, err := a.reads().PromptCollections(r.Context(), actor, q.Get("workspace_id"), q.Get("search"))
 		if err != nil {
 			return 0, nil, err
 		}

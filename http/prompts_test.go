@@ -539,3 +539,57 @@ func TestPromptAccessTable(t *testing.T) {
 }
 
 func jsonUnmarshal(raw []byte, v any) error { return json.Unmarshal(raw, v) }
+
+// Every one of the 26 operations refuses a request without a key (401), a key without its
+// scope (403), and what it is sent wrong, or names nothing that exists (4xx naming the field).
+func TestPromptOperationsRefusals(t *testing.T) {
+	api := newTestAPI(t)
+	ws := api.seedWorkspace("team-a", nil)
+	col := ok(t, api.Admin(http.MethodPost, "/collections", map[string]any{"workspace_id": ws, "name": "Support"})).Str("id")
+	prompt := ok(t, api.Admin(http.MethodPost, "/prompts", newPromptBody(col, nil)))
+	id, v1 := prompt.Str("id"), prompt.Str("version_id")
+	partial := ok(t, api.Admin(http.MethodPost, "/prompts/partials", map[string]any{"workspace_id": ws, "name": "Tone", "string": "x"})).Str("id")
+	label := ok(t, api.Admin(http.MethodPost, "/labels", map[string]any{"name": "production"})).Str("id")
+	unscoped := ok(t, api.Admin(http.MethodPost, "/api-keys/organisation/service", map[string]any{"name": "logs", "scopes": []string{"logs.view"}})).Str("key")
+	const missing = "0b7ae0c4-7d4f-4a40-a1cc-3c8f1fd0c8b1"
+	for _, tc := range []struct {
+		op           string
+		method, path string
+		body         any
+		status       int
+		param        string
+	}{
+		{"createCollection", http.MethodPost, "/collections", map[string]any{"workspace_id": ws, "name": ""}, 400, "name"},
+		{"listCollections", http.MethodGet, "/collections?workspace_id=team-z", nil, 404, ""},
+		{"getCollection", http.MethodGet, "/collections/" + missing, nil, 404, "collectionId"},
+		{"updateCollection", http.MethodPut, "/collections/" + col, map[string]any{"name": 7}, 400, "name"},
+		{"deleteCollection", http.MethodDelete, "/collections/" + missing, nil, 404, "collectionId"},
+		{"createLabel", http.MethodPost, "/labels", map[string]any{"name": "latest"}, 400, "name"},
+		{"listLabels", http.MethodGet, "/labels?organisation_id=" + missing, nil, 400, "organisation_id"},
+		{"getLabel", http.MethodGet, "/labels/" + missing, nil, 404, ""},
+		{"updateLabel", http.MethodPut, "/labels/" + label, map[string]any{"color_code": "red"}, 400, "color_code"},
+		{"deleteLabel", http.MethodDelete, "/labels/" + missing, nil, 404, ""},
+		{"createPrompt", http.MethodPost, "/prompts", newPromptBody(col, map[string]any{"string": ""}), 400, "string"},
+		{"listPrompts", http.MethodGet, "/prompts?status=deleted", nil, 400, "status"},
+		{"getPrompt", http.MethodGet, "/prompts/" + missing, nil, 404, ""},
+		{"updatePrompt", http.MethodPut, "/prompts/" + id, map[string]any{"patch": "yes"}, 400, "patch"},
+		{"deletePrompt", http.MethodDelete, "/prompts/" + missing, nil, 404, ""},
+		{"getPromptVersions", http.MethodGet, "/prompts/" + missing + "/versions", nil, 404, ""},
+		{"getPromptByVersion", http.MethodGet, "/prompts/" + id + "/versions/" + missing, nil, 404, "versionId"},
+		{"updatePromptVersion", http.MethodPut, "/prompts/" + id + "/versions/" + v1, map[string]any{"label_id": "production"}, 400, "label_id"},
+		{"updatePromptDefault", http.MethodPut, "/prompts/" + id + "/makeDefault", map[string]any{"version": 0}, 400, "version"},
+		{"createPromptPartial", http.MethodPost, "/prompts/partials", map[string]any{"workspace_id": ws, "name": "X", "string": "{{#a}}"}, 400, "string"},
+		{"listPromptPartials", http.MethodGet, "/prompts/partials?collection_id=" + missing, nil, 404, "collection_id"},
+		{"getPromptPartial", http.MethodGet, "/prompts/partials/" + missing, nil, 404, ""},
+		{"updatePromptPartial", http.MethodPut, "/prompts/partials/" + partial, map[string]any{"string": "{{/a}}"}, 400, "string"},
+		{"deletePromptPartial", http.MethodDelete, "/prompts/partials/" + missing, nil, 404, ""},
+		{"getPromptPartialVersions", http.MethodGet, "/prompts/partials/" + missing + "/versions", nil, 404, ""},
+		{"updatePromptPartialDefault", http.MethodPut, "/prompts/partials/" + partial + "/makeDefault", map[string]any{"version": 2}, 404, "version"},
+	} {
+		t.Run(tc.op, func(t *testing.T) {
+			refusedWith(t, api.Admin(tc.method, tc.path, tc.body), tc.status, tc.param)
+			assert.Equal(t, http.StatusUnauthorized, api.Do(tc.method, tc.path, "", tc.body).Status, "no key")
+			assert.Equal(t, http.StatusForbidden, api.Do(tc.method, tc.path, unscoped, tc.body).Status, "no prompts scope")
+		})
+	}
+}
