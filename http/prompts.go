@@ -231,7 +231,7 @@ func decodePromptBody(r *http.Request, create bool) (promptBody, error) {
 	return b, err
 }
 
-// versionNumber reads a makeDefault body's version: a whole number from 1.
+// versionBody is a makeDefault body: version, a whole number from 1.
 type versionBody struct {
 	Version int
 }
