@@ -22,6 +22,10 @@ type LogRecord struct {
 	Model          string `json:"model,omitempty"`
 	ConfigID       string `json:"config_id,omitempty"`
 	PromptID       string `json:"prompt_id,omitempty"`
+	// PromptVersion and PromptLabel are the version of the prompt that served (0: no prompt)
+	// and the name of the label that chose it ("": none did).
+	PromptVersion int    `json:"prompt_version,omitempty"`
+	PromptLabel   string `json:"prompt_label,omitempty"`
 
 	Endpoint         string  `json:"endpoint"` // chatComplete, complete, embed, rerank, proxy
 	Method           string  `json:"method"`

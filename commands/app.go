@@ -24,6 +24,8 @@ type AppDeps struct {
 	// Checks validates guardrail checks (the guardrail engine, through CheckValidatorFunc);
 	// nil: WellFormedChecks, which accepts every check whose id is well formed.
 	Checks domain.CheckValidator
+	// Collections counts what a prompt collection holds (the read model), for deleting one.
+	Collections CollectionContentsIndex
 }
 
 // App is the write side assembled: every command handler the admin API serves, built once at
@@ -42,6 +44,23 @@ type App struct {
 	CreateGuardrail  Handler[CreateGuardrail, Result]
 	UpdateGuardrail  Handler[UpdateGuardrail, Result]
 	ArchiveGuardrail Handler[ArchiveGuardrail, Result]
+
+	CreatePrompt              Handler[CreatePrompt, Result]
+	UpdatePrompt              Handler[UpdatePrompt, Result]
+	ArchivePrompt             Handler[ArchivePrompt, Result]
+	MakePromptDefault         Handler[MakePromptDefault, Result]
+	LabelPromptVersion        Handler[LabelPromptVersion, Result]
+	CreatePromptPartial       Handler[CreatePromptPartial, Result]
+	UpdatePromptPartial       Handler[UpdatePromptPartial, Result]
+	ArchivePromptPartial      Handler[ArchivePromptPartial, Result]
+	MakePromptPartialDefault  Handler[MakePromptPartialDefault, Result]
+	LabelPromptPartialVersion Handler[LabelPromptPartialVersion, Result]
+	CreatePromptLabel         Handler[CreatePromptLabel, Result]
+	UpdatePromptLabel         Handler[UpdatePromptLabel, Result]
+	ArchivePromptLabel        Handler[ArchivePromptLabel, Result]
+	CreatePromptCollection    Handler[CreatePromptCollection, Result]
+	UpdatePromptCollection    Handler[UpdatePromptCollection, Result]
+	ArchivePromptCollection   Handler[ArchivePromptCollection, Result]
 
 	CreateIntegration           Handler[CreateIntegration, Result]
 	UpdateIntegration           Handler[UpdateIntegration, Result]
@@ -147,6 +166,23 @@ func NewApp(d AppDeps) (app *App, err error) {
 		CreateGuardrail:  wired(NewCreateGuardrailHandler(deps, checks)),
 		UpdateGuardrail:  wired(NewUpdateGuardrailHandler(deps, checks)),
 		ArchiveGuardrail: wired(NewArchiveGuardrailHandler(deps)),
+
+		CreatePrompt:              wired(NewCreatePromptHandler(deps)),
+		UpdatePrompt:              wired(NewUpdatePromptHandler(deps)),
+		ArchivePrompt:             wired(NewArchivePromptHandler(deps)),
+		MakePromptDefault:         wired(NewMakePromptDefaultHandler(deps)),
+		LabelPromptVersion:        wired(NewLabelPromptVersionHandler(deps)),
+		CreatePromptPartial:       wired(NewCreatePromptPartialHandler(deps)),
+		UpdatePromptPartial:       wired(NewUpdatePromptPartialHandler(deps)),
+		ArchivePromptPartial:      wired(NewArchivePromptPartialHandler(deps)),
+		MakePromptPartialDefault:  wired(NewMakePromptPartialDefaultHandler(deps)),
+		LabelPromptPartialVersion: wired(NewLabelPromptPartialVersionHandler(deps)),
+		CreatePromptLabel:         wired(NewCreatePromptLabelHandler(deps)),
+		UpdatePromptLabel:         wired(NewUpdatePromptLabelHandler(deps)),
+		ArchivePromptLabel:        wired(NewArchivePromptLabelHandler(deps)),
+		CreatePromptCollection:    wired(NewCreatePromptCollectionHandler(deps)),
+		UpdatePromptCollection:    wired(NewUpdatePromptCollectionHandler(deps)),
+		ArchivePromptCollection:   wired(NewArchivePromptCollectionHandler(deps, d.Collections)),
 
 		CreateIntegration:           wired(NewCreateIntegrationHandler(deps, sealer, hosts)),
 		UpdateIntegration:           wired(NewUpdateIntegrationHandler(deps, sealer, hosts)),

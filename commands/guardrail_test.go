@@ -58,7 +58,7 @@ func guardrailApp(t *testing.T) (Deps, *App) {
 	d := testDeps(t)
 	seedWorkspace(t, d, "org-1", "ws-1")
 	seedWorkspace(t, d, "org-1", "ws-2")
-	app, err := NewApp(AppDeps{Deps: d, Secret: make([]byte, 32), Memberships: noMemberships{}, Checks: CheckValidatorFunc(fakeEngine)})
+	app, err := NewApp(AppDeps{Deps: d, Secret: make([]byte, 32), Memberships: noMemberships{}, Collections: noMemberships{}, Checks: CheckValidatorFunc(fakeEngine)})
 	require.NoError(t, err)
 	return d, app
 }

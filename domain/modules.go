@@ -19,5 +19,6 @@ func modules() []module {
 		{prefix: "audit", events: []Event{AccessDenied{}}},
 	}
 	modules = append(modules, gatewayModules()...)
+	modules = append(modules, promptModules()...)
 	return modules
 }

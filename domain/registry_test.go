@@ -43,7 +43,7 @@ func TestEveryAggregateStreamPrefixIsKnown(t *testing.T) {
 	reg := NewRegistry()
 	for _, prefix := range []string{OrganisationPrefix, UserPrefix, InvitePrefix, WorkspacePrefix, APIKeyPrefix,
 		RateLimitPolicyPrefix, UsageLimitPolicyPrefix, ReservationPrefix, BootstrapPrefix, NotificationPrefix,
-		ModelPricingPrefix, LogExportPrefix, WebhookPrefix} {
+		ModelPricingPrefix, LogExportPrefix, WebhookPrefix, PromptPrefix, PromptPartialPrefix, PromptLabelPrefix, PromptCollectionPrefix} {
 		agg, ok := reg.NewAggregate(prefix + "-0b7ae0c4-7d4f-4a40-a1cc-3c8f1fd0c8b1")
 		require.True(t, ok, prefix)
 		require.NotNil(t, agg)

@@ -20,6 +20,8 @@ import (
 //   - Guardrail(org, ref): a guardrail by id or slug; Route also resolves the guardrails the
 //     key's workspace attaches to every request (its defaults' input_guardrails and
 //     output_guardrails).
+//   - Prompt(org, ref), PromptPartial(org, ref), PromptLabelByName(org, name) and
+//     PromptSecurity(org): what rendering a prompt reads (index_prompts.go).
 type Index struct {
 	mu sync.RWMutex
 
@@ -42,6 +44,8 @@ type Index struct {
 
 	guardrails     map[string]Versioned[domain.Guardrail] // guardrail id → guardrail
 	guardrailSlugs map[string]string                      // org + "\x00" + slug → guardrail id
+
+	promptTables // prompts, partials, labels and security settings (index_prompts.go)
 }
 
 // Versioned is a snapshot of an aggregate with its version, the number of events its stream
@@ -244,6 +248,8 @@ func (x *Index) Put(agg domain.Aggregate, version uint64) {
 		} else if x.guardrailSlugs[slug] == g.ID {
 			delete(x.guardrailSlugs, slug)
 		}
+	case *domain.Prompt, *domain.PromptPartial, *domain.PromptLabel, *domain.Organisation:
+		x.putPrompts(agg, version)
 	}
 }
 

@@ -95,6 +95,9 @@ type Request struct {
 	Body          io.Reader
 	ContentLength int64
 	TraceID       string
+	// Prompt is the prompt a prompt completion names (its id or slug, and @version): the
+	// body is its variables and overrides, rendered into a chat body (prompts.go).
+	Prompt string
 }
 
 // Reply is how the service answers: the transport's writer, which it flushes chunk by chunk,
@@ -207,6 +210,11 @@ func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error
 	body, err := openai.ReadBody(x.in.Body, x.in.ContentLength, s.MaxBody)
 	if err != nil {
 		return 0, err
+	}
+	if x.in.Prompt != "" {
+		if body, err = s.renderPromptCall(x, body); err != nil {
+			return 0, err
+		}
 	}
 	call, err := s.parse(x, body)
 	if x.span != nil {

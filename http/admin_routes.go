@@ -20,6 +20,7 @@ func (a *Admin) Register(r *mux.Router) {
 	a.registerUsers(r)
 	a.registerUsageLimitPolicies(r)
 	a.registerGatewayResources(r)
+	a.registerPromptResources(r)
 	a.registerAnalytics(r)
 	a.registerLogExports(r)
 	a.registerPricing(r)

@@ -120,7 +120,9 @@ func (a *Admin) trafficFilter(r *http.Request, actor domain.Actor, v trafficView
 	if f.SpanID, err = singleValue(q, "span_id"); err != nil {
 		return analytics.Filter{}, err
 	}
-	f.PromptIDs = queryList(q, "prompt_slug")
+	if f.PromptIDs, err = a.reads().PromptIDs(r.Context(), actor.OrganisationID, queryList(q, "prompt_slug")); err != nil {
+		return analytics.Filter{}, err
+	}
 	if v.logs {
 		own, only, err := a.reads().OwnKeysOnly(r.Context(), actor, workspaces)
 		if err != nil {

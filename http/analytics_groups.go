@@ -180,6 +180,17 @@ func (a *Admin) groups(v trafficView, route groupRoute) handler {
 				}
 				item["workspace_slug"] = slug
 			}
+			if q.GroupBy == analytics.GroupPrompt && g.Key != "" {
+				// The slug the prompt holds now ("" once it is deleted), as rows record its id.
+				p, found, err := a.Read.Prompt(r.Context(), actor.OrganisationID, g.Key)
+				if err != nil {
+					return 0, nil, err
+				}
+				item["prompt_slug"] = ""
+				if found && p.Exists() {
+					item["prompt_slug"] = p.Slug
+				}
+			}
 			data = append(data, item)
 		}
 		return http.StatusOK, listAnswer[map[string]any]{Object: "list", Total: res.Total, CurrentPage: q.Page, PageSize: q.PageSize, Data: data}, nil

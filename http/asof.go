@@ -405,6 +405,13 @@ var pastReadRoutes = func() map[string]bool {
 		"/logs/exports",
 		"/logs/exports/{exportId}",
 		"/model-configs/pricing/{provider}/{model:.+}",
+		"/prompts",
+		"/prompts/{promptId}/versions",
+		"/prompts/partials",
+		"/prompts/partials/{promptPartialId}/versions",
+		"/labels",
+		"/collections",
+		"/collections/{collectionId}",
 	} {
 		out[r] = true
 	}

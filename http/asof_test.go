@@ -481,6 +481,7 @@ func TestAuditHistoryOfEveryResourceType(t *testing.T) {
 		"integration": l.Integration, "provider": l.Provider, "config": l.Config, "log_export": l.Export, "guardrail": l.Guardrail,
 		"webhook":       l.Webhook,
 		"model_pricing": domain.ModelPricingOverrideID(l.OrgID, "", "openai", "gpt-4o"),
+		"prompt":        l.Prompt, "prompt_partial": l.Partial, "prompt_label": l.Label, "prompt_collection": l.Collection,
 	}
 	history := func(typ, id, query string) response {
 		return l.Admin(http.MethodGet, "/audit/resources/"+typ+"/"+id+"/history?page_size=1000"+query, nil)
@@ -528,7 +529,7 @@ func TestAuditHistoryOfEveryResourceType(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, gone.Status)
 	assert.Contains(t, gone.ErrorMessage(), "did not exist at")
 
-	bad := history("prompts", l.WS, "")
+	bad := history("widgets", l.WS, "")
 	assert.Equal(t, http.StatusBadRequest, bad.Status)
 	assert.Equal(t, "type", bad.ErrorParam())
 	assert.Contains(t, bad.ErrorMessage(), "integration")

@@ -29,6 +29,7 @@ func (g *Gateway) Register(v1 *mux.Router) {
 	v1.Handle("/completions", g.endpoint(providers.EndpointCompletion)).Methods(http.MethodPost)
 	v1.Handle("/embeddings", g.endpoint(providers.EndpointEmbed)).Methods(http.MethodPost)
 	v1.Handle("/rerank", g.endpoint(providers.EndpointRerank)).Methods(http.MethodPost)
+	g.registerPrompts(v1)
 }
 
 // PassThrough serves every other path under /v1 (POST, GET, PUT, DELETE) through the same

@@ -78,7 +78,7 @@ func newTestAPI(t testing.TB) *testAPI {
 	defer wcancel()
 	require.NoError(t, api.Read.WaitFor(wctx, bootEvents[len(bootEvents)-1].Position))
 	secret := bytes.Repeat([]byte("s"), 32)
-	app, err := commands.NewApp(commands.AppDeps{Deps: api.Deps, Secret: secret, Memberships: api.Read, Checks: testChecks})
+	app, err := commands.NewApp(commands.AppDeps{Deps: api.Deps, Secret: secret, Memberships: api.Read, Collections: api.Read, Checks: testChecks})
 	require.NoError(t, err)
 	admin := &Admin{
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Read: api.Read, Commands: app, Deps: api.Deps,

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -21,6 +22,7 @@ type listsAPI struct {
 	*exportAPI
 	WS, Member, Invite, KeyID, RateLimit, UsageLimit, Note, Export string
 	Config, Integration, Provider, Guardrail, Webhook              string
+	Prompt, Partial, Label, Collection                             string
 }
 
 func newListsAPI(t *testing.T) *listsAPI {
@@ -65,6 +67,11 @@ func newListsAPI(t *testing.T) *listsAPI {
 	l.Export = e.create(e.body())
 	l.Webhook = ok(e.Admin(http.MethodPost, "/webhooks", map[string]any{"name": "Ops", "url": "https://hooks.example.com/ops",
 		"workspace_id": l.WS, "kinds": []string{domain.NotifyUsageThreshold}})).Str("id")
+	l.Collection = ok(e.Admin(http.MethodPost, "/collections", map[string]any{"workspace_id": l.WS, "name": "Support"})).Str("id")
+	l.Prompt = ok(e.Admin(http.MethodPost, "/prompts", map[string]any{"name": "Reply", "slug": "reply", "collection_id": l.Collection,
+		"string": "Hi {{name}}", "parameters": map[string]any{"temperature": 0.1}, "virtual_key": "openai-prod"})).Str("slug")
+	l.Partial = ok(e.Admin(http.MethodPost, "/prompts/partials", map[string]any{"workspace_id": l.WS, "name": "Tone", "string": "Be kind."})).Str("slug")
+	l.Label = ok(e.Admin(http.MethodPost, "/labels", map[string]any{"name": "production"})).Str("id")
 	return l
 }
 
@@ -142,12 +149,42 @@ func (l *listsAPI) listCases() []listCase {
 		{"/logs/exports/" + l.Export, func(t *testing.T, l *listsAPI) {
 			ok(t, l.Admin(http.MethodPut, "/logs/exports/"+l.Export, l.body(func(b map[string]any) { b["description"] = "changed" })))
 		}},
+		{"/prompts", func(t *testing.T, l *listsAPI) {
+			ok(t, l.Admin(http.MethodPut, "/prompts/"+l.Prompt, map[string]any{"name": "Answer"}))
+		}},
+		{"/prompts/" + l.Prompt + "/versions", func(t *testing.T, l *listsAPI) {
+			ok(t, l.Admin(http.MethodPut, "/prompts/"+l.Prompt, map[string]any{"patch": true, "model": "gpt-4o"}))
+		}},
+		{"/prompts/partials", func(t *testing.T, l *listsAPI) {
+			ok(t, l.Admin(http.MethodPost, "/prompts/partials", map[string]any{"workspace_id": l.WS, "name": "Footer", "string": "Bye."}))
+		}},
+		{"/prompts/partials/" + l.Partial + "/versions", func(t *testing.T, l *listsAPI) {
+			ok(t, l.Admin(http.MethodPut, "/prompts/partials/"+l.Partial, map[string]any{"string": "Be warm."}))
+		}},
+		{"/labels", func(t *testing.T, l *listsAPI) {
+			ok(t, l.Admin(http.MethodPut, "/labels/"+l.Label, map[string]any{"description": "live traffic"}))
+		}},
+		{"/collections", func(t *testing.T, l *listsAPI) {
+			ok(t, l.Admin(http.MethodPost, "/collections", map[string]any{"workspace_id": l.WS, "name": "Billing"}))
+		}},
+		{"/collections/" + l.Collection, func(t *testing.T, l *listsAPI) {
+			ok(t, l.Admin(http.MethodPut, "/collections/"+l.Collection, map[string]any{"name": "Support team"}))
+		}},
 		{"/policies/usage-limits/" + l.UsageLimit + "/entities", nil}, // no entity before or after
 		{"/model-configs/pricing/openai/gpt-4o", func(t *testing.T, l *listsAPI) {
 			ok(t, l.Admin(http.MethodPut, "/model-configs/pricing/openai/gpt-4o", map[string]any{"pay_as_you_go": map[string]any{
 				"request_token": map[string]any{"price": 0.5}}}))
 		}},
 	}
+}
+
+// answerOf is an answer's JSON as decoded: an object, or an array (the reference's lists of
+// versions and partials).
+func answerOf(t *testing.T, r response) any {
+	t.Helper()
+	var v any
+	require.NoError(t, json.Unmarshal(r.Raw, &v), string(r.Raw))
+	return v
 }
 
 // Every list read as of an instant answers what it answered at that instant: a snapshot of
@@ -172,13 +209,13 @@ func TestEveryListAsOfAnInstantAnswersWhatItAnsweredThen(t *testing.T) {
 		t.Run(c.path, func(t *testing.T) {
 			past := l.Admin(http.MethodGet, c.path+"?"+asOfQuery(mark), nil)
 			require.Equal(t, http.StatusOK, past.Status, string(past.Raw))
-			assert.Equal(t, then[c.path].Body, past.Body, "as of the mark, the answer of the mark")
+			assert.Equal(t, answerOf(t, then[c.path]), answerOf(t, past), "as of the mark, the answer of the mark")
 			held := asOfHeaderTime(t, past)
 			assert.False(t, held.After(mark), "the state held since before the mark")
 			now := l.Admin(http.MethodGet, c.path, nil)
 			require.Equal(t, http.StatusOK, now.Status, string(now.Raw))
 			if c.path != "/policies/usage-limits/"+l.UsageLimit+"/entities" {
-				assert.NotEqual(t, then[c.path].Body, now.Body, "the change shows in the live answer")
+				assert.NotEqual(t, answerOf(t, then[c.path]), answerOf(t, now), "the change shows in the live answer")
 			}
 		})
 	}
@@ -231,6 +268,8 @@ func TestEveryGETRouteReadsAsOf(t *testing.T) {
 		"/notifications/{id}": l.Note, "/integrations/{slug}": l.Integration, "/integrations/{slug}/workspaces": l.Integration,
 		"/providers/{slug}": l.Provider, "/virtual-keys/{slug}": l.Provider,
 	}
+	vars["{promptId}"], vars["{promptPartialId}"], vars["{labelId}"], vars["{collectionId}"], vars["{versionId}"] =
+		l.Prompt, l.Partial, l.Label, l.Collection, "1"
 	audit := l.Admin(http.MethodGet, "/audit-logs?page_size=1", nil)
 	require.NotEmpty(t, audit.Data())
 	ids["/audit-logs/{id}"] = audit.Data()[0]["id"].(string)

@@ -76,6 +76,8 @@ type logMetrics struct {
 	APIKeyID           string    `json:"api_key_id"`
 	ConfigID           string    `json:"config_id"`
 	PromptID           string    `json:"prompt_id"`
+	PromptVersion      int       `json:"prompt_version,omitempty"`
+	PromptLabel        string    `json:"prompt_label,omitempty"`
 	CreatedAt          time.Time `json:"created_at"`
 	EndedAt            time.Time `json:"ended_at"`
 	IsSuccess          bool      `json:"is_success"`
@@ -143,7 +145,8 @@ func (a *Admin) logView(ctx context.Context, rec analytics.LogRecord, withBodies
 		Request:  logRequest{URL: rec.Path, Method: rec.Method, GatewayHeaders: headers},
 		Response: logResponse{Status: rec.StatusCode, ResponseTime: latency(rec.LatencyMS), LastUsedOptionJSONPath: rec.Target},
 		Metrics: logMetrics{ID: rec.ID, OrganisationID: rec.OrganisationID, WorkspaceID: rec.WorkspaceID, WorkspaceSlug: slug,
-			APIKeyID: rec.APIKeyID, ConfigID: rec.ConfigID, PromptID: rec.PromptID, CreatedAt: started, EndedAt: ended,
+			APIKeyID: rec.APIKeyID, ConfigID: rec.ConfigID, PromptID: rec.PromptID, PromptVersion: rec.PromptVersion,
+			PromptLabel: rec.PromptLabel, CreatedAt: started, EndedAt: ended,
 			IsSuccess: rec.StatusCode >= 200 && rec.StatusCode < 300, AIOrg: rec.AIService, AIModel: rec.Model,
 			Provider: rec.Provider, Endpoint: rec.Endpoint, ReqUnits: rec.PromptTokens, ResUnits: rec.CompletionTokens,
 			TotalUnits: rec.TotalTokens, CachedUnits: rec.CachedTokens,

@@ -80,8 +80,10 @@ func (q *Queries) MemberWorkspacesAsOf(ctx context.Context, u domain.User, at ti
 }
 
 // HistoryID is the stream id of the resource a history path names: its id, or the slug by
-// which the API names workspaces, integrations, configs, guardrails and (when one workspace
-// has it) managed providers. Slugs never change, so today's slug names the same resource in the past.
+// which the API names workspaces, integrations, configs, guardrails, prompts, partials and
+// (when one workspace has it) managed providers, or a label's name. Slugs never change, so
+// today's slug names the same resource in the past; a label's name names the label that holds
+// it now.
 func (q *Queries) HistoryID(ctx context.Context, orgID, prefix, ref string, isID func(string) bool) (string, error) {
 	if isID(ref) {
 		return ref, nil
@@ -109,6 +111,24 @@ func (q *Queries) HistoryID(ctx context.Context, orgID, prefix, ref string, isID
 		g, ok, err := q.Read.Guardrail(ctx, orgID, ref)
 		if ok {
 			return g.ID, err
+		}
+		return ref, err
+	case domain.PromptPrefix:
+		p, ok, err := q.Read.Prompt(ctx, orgID, ref)
+		if ok {
+			return p.ID, err
+		}
+		return ref, err
+	case domain.PromptPartialPrefix:
+		p, ok, err := q.Read.PromptPartial(ctx, orgID, ref)
+		if ok {
+			return p.ID, err
+		}
+		return ref, err
+	case domain.PromptLabelPrefix:
+		l, ok, err := q.Read.PromptLabel(ctx, orgID, ref)
+		if ok {
+			return l.ID, err
 		}
 		return ref, err
 	case domain.ProviderPrefix:
@@ -147,6 +167,14 @@ func OrganisationOf(agg domain.Aggregate) string {
 	case *domain.SavedConfig:
 		return v.OrganisationID
 	case *domain.Guardrail:
+		return v.OrganisationID
+	case *domain.Prompt:
+		return v.OrganisationID
+	case *domain.PromptPartial:
+		return v.OrganisationID
+	case *domain.PromptLabel:
+		return v.OrganisationID
+	case *domain.PromptCollection:
 		return v.OrganisationID
 	case *domain.ModelPricingOverride:
 		return v.OrganisationID

@@ -36,6 +36,7 @@ deps    ./queries/... ^github\.com/causeway/causeway/(gateway|analytics|http|com
 imports ./cache/semantic ^github\.com/causeway/causeway(/|$) the semantic index imports nothing of Causeway: whoever follows the cache's change feed calls Add and Remove
 deps    ./metrics ^github\.com/causeway/causeway/(http|commands|gateway|projections|queries)(/|$)|${drivers} the metrics run on the request path and read records and small interfaces: no HTTP layer, no commands, no data plane, no projections, no database driver
 imports ./console \.          the web console is embedded files and the standard library: the browser reaches the product through the admin API only
+deps    ./templates ^github\.com/causeway/causeway/(gateway|http|commands|projections|queries|analytics|guardrails|eventstore)(/|$)|${drivers} the prompt renderer only renders: the gateway and the control plane call it, never the other way; no database driver
 deps    ./guardrails ^github\.com/causeway/causeway/(gateway|http|commands|domain|projections|queries|analytics)(/|$)|${drivers} the guardrail engine only decides: the gateway calls it and the control plane validates through it, never the other way; no database driver
 imports ./cli/... ^github\.com/causeway/causeway(/|$) the admin CLI talks to Causeway over HTTP only: it imports none of Causeway's packages (no commands, queries, projections, gateway, analytics, http)
 deps    ./cli/... ${drivers} the admin CLI links no database driver

@@ -127,7 +127,11 @@ func Rows() []analytics.LogRecord {
 			}
 		}
 		if prompt < 5 {
-			row.PromptID = "prompt-" + strconv.Itoa(prompt)
+			// The version and label that served, set without drawing from r.
+			row.PromptID, row.PromptVersion = "prompt-"+strconv.Itoa(prompt), 1+i%3
+			if i%2 == 0 {
+				row.PromptLabel = "production"
+			}
 		}
 		if len(meta) > 0 {
 			row.Metadata = meta

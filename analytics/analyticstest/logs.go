@@ -263,6 +263,26 @@ func (s suite) log(t *testing.T) {
 		}
 		require.Equal(t, 200, n, "rows with cache savings")
 	})
+	t.Run("prompt version and label round-trip", func(t *testing.T) {
+		n := 0
+		for _, want := range s.rows {
+			if n == 200 {
+				break
+			}
+			if want.PromptLabel == "" {
+				continue
+			}
+			got, ok, err := s.store.Log(ctx, want.OrganisationID, want.ID)
+			require.NoError(t, err)
+			require.True(t, ok, want.ID)
+			require.Equal(t, want.PromptID, got.PromptID, want.ID)
+			require.Equal(t, want.PromptVersion, got.PromptVersion, want.ID)
+			require.Equal(t, "production", got.PromptLabel, want.ID)
+			require.Equal(t, stored(want), got)
+			n++
+		}
+		require.Equal(t, 200, n, "rows with a prompt's label")
+	})
 	t.Run("another organisation's row is invisible", func(t *testing.T) {
 		for _, r := range s.rows[:50] {
 			other := "org-2"

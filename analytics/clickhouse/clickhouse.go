@@ -87,14 +87,14 @@ var clickHouseDialect = sqlstore.Dialect{
 	fallback_target, target, meta_keys,
 	meta_values, error, request_body, response_body, request_body_encoding, response_body_encoding,
 	provenance, log_format, toInt64(` + chTS + `),
-	toInt64(toUInt64(ended_at) * 1000 + ended_ms)`,
+	toInt64(toUInt64(ended_at) * 1000 + ended_ms), toInt64(prompt_version), prompt_label`,
 	ScanLog: scanClickHouseLog,
 }
 
 // scanClickHouseLog reads a row of LogColumns.
 func scanClickHouseLog(scan func(dest ...any) error) (analytics.LogRecord, error) {
 	var r analytics.LogRecord
-	var status, prompt, completion, total, cached, cacheWrite, reasoning, stream, retry, started, ended int64
+	var status, prompt, completion, total, cached, cacheWrite, reasoning, stream, retry, started, ended, promptVersion int64
 	var keys, values []string
 	var req, resp, reqEnc, respEnc, prov string
 	if err := scan(&r.ID, &r.TraceID, &r.SpanID, &r.ParentSpanID, &r.SpanName, &r.OrganisationID,
@@ -102,7 +102,8 @@ func scanClickHouseLog(scan func(dest ...any) error) (analytics.LogRecord, error
 		&r.Endpoint, &r.Method, &r.Path, &status, &prompt, &completion, &total, &cached, &cacheWrite, &reasoning,
 		&r.Cost, &r.LatencyMS, &r.TTFTMS, &stream, &r.CacheStatus, &r.CacheSavedCost, &r.CacheSavedMS, &retry,
 		&r.FallbackTarget, &r.Target,
-		&keys, &values, &r.Error, &req, &resp, &reqEnc, &respEnc, &prov, &r.LogFormat, &started, &ended); err != nil {
+		&keys, &values, &r.Error, &req, &resp, &reqEnc, &respEnc, &prov, &r.LogFormat, &started, &ended,
+		&promptVersion, &r.PromptLabel); err != nil {
 		return analytics.LogRecord{}, err
 	}
 	if len(keys) != len(values) {
@@ -116,7 +117,7 @@ func scanClickHouseLog(scan func(dest ...any) error) (analytics.LogRecord, error
 	}
 	r.StatusCode, r.PromptTokens, r.CompletionTokens = int(status), int(prompt), int(completion)
 	r.TotalTokens, r.CachedTokens, r.CacheWriteTokens, r.ReasoningTokens = int(total), int(cached), int(cacheWrite), int(reasoning)
-	r.Stream, r.RetryCount = stream != 0, int(retry)
+	r.Stream, r.RetryCount, r.PromptVersion = stream != 0, int(retry), int(promptVersion)
 	r.RequestBody, r.RequestBodyEncoding = sqlstore.StoredBody(req, reqEnc)
 	r.ResponseBody, r.ResponseBodyEncoding = sqlstore.StoredBody(resp, respEnc)
 	r.Provenance = sqlstore.StoredProvenance(prov)
@@ -194,7 +195,8 @@ const clickHouseInsert = `INSERT INTO request_logs (id, trace_id, span_id, paren
 	cached_tokens, cache_write_tokens, reasoning_tokens, cost, latency_ms, ttft_ms, stream, cache_status,
 	cache_saved_cost, cache_saved_latency_ms, retry_count, fallback_target, target, meta_keys, meta_values,
 	error, request_body, response_body,
-	request_body_encoding, response_body_encoding, provenance, log_format, started_at, started_ms, ended_at, ended_ms)`
+	request_body_encoding, response_body_encoding, provenance, log_format, started_at, started_ms, ended_at, ended_ms,
+	prompt_version, prompt_label)`
 
 // clickHouseRowsPerYield is how many rows InsertPaced appends to the block between yields.
 const clickHouseRowsPerYield = 32
@@ -248,7 +250,8 @@ func (c *Store) InsertPaced(ctx context.Context, rows []analytics.LogRecord, yie
 			r.Cost, r.LatencyMS, r.TTFTMS, stream, r.CacheStatus, r.CacheSavedCost, r.CacheSavedMS,
 			uint16(r.RetryCount), r.FallbackTarget, r.Target,
 			keys, values, r.Error, string(r.RequestBody), string(r.ResponseBody),
-			r.RequestBodyEncoding, r.ResponseBodyEncoding, sqlstore.ProvenanceJSON(r.Provenance), r.LogFormat, startSec, startMS, endSec, endMS); err != nil {
+			r.RequestBodyEncoding, r.ResponseBodyEncoding, sqlstore.ProvenanceJSON(r.Provenance), r.LogFormat, startSec, startMS, endSec, endMS,
+			uint32(r.PromptVersion), r.PromptLabel); err != nil {
 			return fmt.Errorf("analytics: clickhouse insert %s: %w", r.ID, err)
 		}
 		if yield == nil {

@@ -136,7 +136,7 @@ var sqliteDialect = sqlstore.Dialect{
 	prompt_tokens, completion_tokens, total_tokens, cached_tokens, cache_write_tokens, reasoning_tokens,
 	cost, latency_ms, ttft_ms, stream, cache_status, cache_saved_cost, cache_saved_latency_ms, retry_count,
 	fallback_target, target, metadata, error, request_body, response_body, request_body_encoding,
-	response_body_encoding, provenance, log_format, started_at, ended_at`,
+	response_body_encoding, provenance, log_format, started_at, ended_at, prompt_version, prompt_label`,
 	ScanLog: scanSQLiteLog,
 }
 
@@ -151,7 +151,7 @@ func scanSQLiteLog(scan func(dest ...any) error) (analytics.LogRecord, error) {
 		&r.Endpoint, &r.Method, &r.Path, &r.StatusCode, &r.PromptTokens, &r.CompletionTokens,
 		&r.TotalTokens, &r.CachedTokens, &r.CacheWriteTokens, &r.ReasoningTokens, &r.Cost, &r.LatencyMS, &r.TTFTMS, &stream,
 		&r.CacheStatus, &r.CacheSavedCost, &r.CacheSavedMS, &r.RetryCount, &r.FallbackTarget, &r.Target, &meta, &r.Error, &req, &resp, &reqEnc, &respEnc,
-		&prov, &r.LogFormat, &started, &ended); err != nil {
+		&prov, &r.LogFormat, &started, &ended, &r.PromptVersion, &r.PromptLabel); err != nil {
 		return analytics.LogRecord{}, err
 	}
 	if meta != "" && meta != "{}" {
@@ -209,10 +209,11 @@ const sqliteColumns = `id, trace_id, span_id, parent_span_id, span_name,
 	cached_tokens, cache_write_tokens, reasoning_tokens, cost, latency_ms, ttft_ms, stream, cache_status,
 	cache_saved_cost, cache_saved_latency_ms, retry_count, fallback_target, target, metadata, error,
 	request_body, response_body,
-	request_body_encoding, response_body_encoding, provenance, log_format, started_at, ended_at`
+	request_body_encoding, response_body_encoding, provenance, log_format, started_at, ended_at,
+	prompt_version, prompt_label`
 
 // sqliteColumnCount is the number of sqliteColumns.
-const sqliteColumnCount = 43
+const sqliteColumnCount = 45
 
 // sqliteRowsPerStatement is how many rows one INSERT carries. Executing a statement has a cost
 // of its own (the driver's, the virtual machine's start); sixteen rows spread it, and keep
@@ -254,7 +255,8 @@ func sqliteValues(vals []driver.NamedValue, r *analytics.LogRecord) ([]driver.Na
 		r.Cost, r.LatencyMS, r.TTFTMS, stream, r.CacheStatus, r.CacheSavedCost, r.CacheSavedMS,
 		int64(r.RetryCount), r.FallbackTarget, r.Target,
 		meta, r.Error, string(r.RequestBody), string(r.ResponseBody), r.RequestBodyEncoding, r.ResponseBodyEncoding,
-		sqlstore.ProvenanceJSON(r.Provenance), r.LogFormat, sqlstore.UnixMilli(r.StartedAt), sqlstore.UnixMilli(r.EndedAt)} {
+		sqlstore.ProvenanceJSON(r.Provenance), r.LogFormat, sqlstore.UnixMilli(r.StartedAt), sqlstore.UnixMilli(r.EndedAt),
+		int64(r.PromptVersion), r.PromptLabel} {
 		vals = append(vals, driver.NamedValue{Ordinal: len(vals) + 1, Value: v})
 	}
 	return vals, nil

@@ -295,7 +295,7 @@ func (m *Main) startControlPlane(ctx, startCtx context.Context, pool *pgxpool.Po
 		return nil, err
 	}
 	app, err := commands.NewApp(commands.AppDeps{Deps: deps, Secret: secret, URLCheck: guard, Memberships: adminRead,
-		Cache: purger, Checks: checks})
+		Cache: purger, Checks: checks, Collections: adminRead})
 	if err != nil {
 		return nil, fmt.Errorf("commands: %w", err)
 	}

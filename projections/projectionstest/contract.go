@@ -132,6 +132,32 @@ func History(n int, t0 time.Time) []Step {
 			add(domain.Stream(domain.GuardrailPrefix, id), domain.GuardrailArchived{GuardrailID: id, By: "admin", At: at(90 + i)})
 		}
 	}
+	// Prompts: an organisation label; in every fourth workspace a collection, a partial, and a
+	// prompt with a second version, which the label points at in every eighth, and which is
+	// deleted, with its partial, in the others.
+	add(domain.Stream(domain.PromptLabelPrefix, "lab-prod"), domain.PromptLabelCreated{LabelID: "lab-prod", OrganisationID: Org,
+		Name: "production", ColorCode: "#00ff00", By: "admin", At: at(95)})
+	for i := 0; i < n; i += 4 {
+		ws, col, pr, pp := fmt.Sprintf("ws-%02d", i), fmt.Sprintf("col-%02d", i), fmt.Sprintf("pr-%02d", i), fmt.Sprintf("pp-%02d", i)
+		add(domain.Stream(domain.PromptCollectionPrefix, col), domain.PromptCollectionCreated{CollectionID: col, OrganisationID: Org,
+			WorkspaceID: ws, Name: fmt.Sprintf("Collection %02d", i), Slug: "col", By: "admin", At: at(95 + i)})
+		add(domain.Stream(domain.PromptPartialPrefix, pp), domain.PromptPartialCreated{PartialID: pp, OrganisationID: Org,
+			WorkspaceID: ws, CollectionID: col, Slug: "partial-" + pp, Name: "Partial " + pp, VersionID: pp + "-v1",
+			String: "Be {{tone}}.", By: "admin", At: at(95 + i)})
+		add(domain.Stream(domain.PromptPrefix, pr),
+			domain.PromptCreated{PromptID: pr, OrganisationID: Org, WorkspaceID: ws, CollectionID: col, Slug: "prompt-" + pr,
+				Name: "Prompt " + pr, VersionID: pr + "-v1", Template: domain.PromptTemplate{String: "Hi {{name}}",
+					Parameters: map[string]any{"temperature": 0.5}, Model: "gpt-4o", VirtualKey: "openai"}, By: "admin", At: at(95 + i)},
+			domain.PromptUpdated{PromptID: pr, VersionID: pr + "-v2", Template: &domain.PromptTemplate{String: "Hello {{name}} {{> partial-" + pp + "}}",
+				Parameters: map[string]any{}, VirtualKey: "openai", Tools: []any{map[string]any{"type": "function"}}}, By: "admin", At: at(96 + i)})
+		if i%8 == 0 {
+			add(domain.Stream(domain.PromptPrefix, pr), domain.PromptVersionLabelled{PromptID: pr, Version: 2, LabelID: "lab-prod", By: "admin", At: at(97 + i)},
+				domain.PromptDefaultSet{PromptID: pr, Version: 2, By: "admin", At: at(97 + i)})
+		} else {
+			add(domain.Stream(domain.PromptPrefix, pr), domain.PromptArchived{PromptID: pr, By: "admin", At: at(97 + i)})
+			add(domain.Stream(domain.PromptPartialPrefix, pp), domain.PromptPartialArchived{PartialID: pp, By: "admin", At: at(97 + i)})
+		}
+	}
 	// Changes after creation: updates, rotations, archivals, deletions, removals.
 	for i := 0; i < n; i++ {
 		ws, key, rl, user := fmt.Sprintf("ws-%02d", i), fmt.Sprintf("k-%02d", i), fmt.Sprintf("rl-%02d", i), fmt.Sprintf("u-%02d", i)
@@ -389,6 +415,54 @@ func Run(t *testing.T, open OpenFunc) {
 		} {
 			sameList("guardrails "+name, must[[]domain.Guardrail](t)(want.Guardrails(ctx, f)), must[[]domain.Guardrail](t)(got.Guardrails(ctx, f)))
 		}
+		for name, f := range map[string]projections.PromptFilter{
+			"active": {OrganisationID: Org, Statuses: active}, "archived": {OrganisationID: Org, Statuses: archived},
+			"one ws":     {OrganisationID: Org, Statuses: both, WorkspaceIDs: map[string]bool{"ws-04": true}},
+			"collection": {OrganisationID: Org, Statuses: both, CollectionID: "col-08"},
+			"search":     {OrganisationID: Org, Statuses: both, Search: "PR-0"},
+			"other org":  {OrganisationID: "org-2", Statuses: both},
+		} {
+			sameList("prompts "+name, must[[]domain.Prompt](t)(want.Prompts(ctx, f)), must[[]domain.Prompt](t)(got.Prompts(ctx, f)))
+			sameList("partials "+name, must[[]domain.PromptPartial](t)(want.PromptPartials(ctx, f)), must[[]domain.PromptPartial](t)(got.PromptPartials(ctx, f)))
+		}
+		for name, f := range map[string]projections.PromptCollectionFilter{
+			"all": {OrganisationID: Org, Statuses: both}, "by slug": {OrganisationID: Org, Statuses: active, Slug: "col"},
+			"one ws": {OrganisationID: Org, Statuses: active, WorkspaceIDs: map[string]bool{"ws-08": true}},
+		} {
+			sameList("collections "+name, must[[]domain.PromptCollection](t)(want.PromptCollections(ctx, f)),
+				must[[]domain.PromptCollection](t)(got.PromptCollections(ctx, f)))
+		}
+		for name, f := range map[string]projections.PromptLabelFilter{
+			"all": {OrganisationID: Org, Statuses: both}, "workspaces'": {OrganisationID: Org, Statuses: both, Scope: "workspace"},
+			"search": {OrganisationID: Org, Statuses: active, Search: "PROD"},
+		} {
+			sameList("labels "+name, must[[]domain.PromptLabel](t)(want.PromptLabels(ctx, f)), must[[]domain.PromptLabel](t)(got.PromptLabels(ctx, f)))
+		}
+		for i := 0; i < n; i += 4 {
+			for _, ref := range []string{fmt.Sprintf("pr-%02d", i), fmt.Sprintf("prompt-pr-%02d", i)} {
+				w, wok := found[domain.Prompt](t)(want.Prompt(ctx, Org, ref))
+				g, gok := found[domain.Prompt](t)(got.Prompt(ctx, Org, ref))
+				assert.Equal(t, wok, gok, ref)
+				same("prompt "+ref, w, g)
+			}
+			for _, ref := range []string{fmt.Sprintf("pp-%02d", i), fmt.Sprintf("partial-pp-%02d", i)} {
+				w, wok := found[domain.PromptPartial](t)(want.PromptPartial(ctx, Org, ref))
+				g, gok := found[domain.PromptPartial](t)(got.PromptPartial(ctx, Org, ref))
+				assert.Equal(t, wok, gok, ref)
+				same("partial "+ref, w, g)
+			}
+			col := fmt.Sprintf("col-%02d", i)
+			w, _ := found[domain.PromptCollection](t)(want.PromptCollection(ctx, Org, col))
+			g, _ := found[domain.PromptCollection](t)(got.PromptCollection(ctx, Org, col))
+			same("collection "+col, w, g)
+			same("contents "+col, must[domain.CollectionContents](t)(want.PromptCollectionContents(ctx, Org, col)),
+				must[domain.CollectionContents](t)(got.PromptCollectionContents(ctx, Org, col)))
+		}
+		for _, ref := range []string{"lab-prod", "production"} {
+			w, _ := found[domain.PromptLabel](t)(want.PromptLabel(ctx, Org, ref))
+			g, _ := found[domain.PromptLabel](t)(got.PromptLabel(ctx, Org, ref))
+			same("label "+ref, w, g)
+		}
 		now := t0.Add(time.Hour)
 		sameList("invites", must[[]domain.Invite](t)(want.Invites(ctx, projections.InviteFilter{OrganisationID: Org, Now: now})),
 			must[[]domain.Invite](t)(got.Invites(ctx, projections.InviteFilter{OrganisationID: Org, Now: now})))
@@ -538,6 +612,17 @@ func Run(t *testing.T, open OpenFunc) {
 			hooks = append(hooks, w.ID)
 		}
 		assert.Equal(t, []string{"wh-org"}, hooks, "ws-03's webhook is disabled")
+		pr, ok := found[domain.Prompt](t)(got.Prompt(ctx, Org, "prompt-pr-00"))
+		require.True(t, ok)
+		assert.Equal(t, 2, pr.Default().Number, "makeDefault is folded")
+		v, ok := pr.Labelled("lab-prod")
+		require.True(t, ok)
+		assert.Equal(t, "pr-00-v2", v.ID, "the label points at version 2")
+		_, ok = found[domain.Prompt](t)(got.Prompt(ctx, Org, "prompt-pr-04"))
+		assert.False(t, ok, "a deleted prompt gave its slug up")
+		assert.Equal(t, domain.CollectionContents{Prompts: 1, Partials: 1},
+			must[domain.CollectionContents](t)(got.PromptCollectionContents(ctx, Org, "col-00")))
+		assert.Equal(t, domain.CollectionContents{}, must[domain.CollectionContents](t)(got.PromptCollectionContents(ctx, Org, "col-04")))
 		assert.Equal(t, Head(t, store), must[eventstore.Position](t)(got.Checkpoint(ctx)))
 		assert.Len(t, AuditLog(t, got, projections.AuditFilter{OrganisationID: Org}), countEvents(History(n, t0)))
 	})
