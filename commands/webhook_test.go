@@ -20,7 +20,7 @@ func webhookApp(t *testing.T) (Deps, *App) {
 	d := testDeps(t)
 	seedWorkspace(t, d, "org-1", "ws-1")
 	seedWorkspace(t, d, "org-1", "ws-2")
-	app, err := NewApp(AppDeps{Deps: d, Secret: serverSecret, Memberships: noMemberships{}})
+	app, err := NewApp(AppDeps{Deps: d, Secret: serverSecret, Memberships: noMemberships{}, Collections: noMemberships{}})
 	require.NoError(t, err)
 	return d, app
 }
@@ -139,7 +139,7 @@ func TestWebhookSecretIsSealedAndAnsweredOnce(t *testing.T) {
 func TestWebhookValidationNamesTheField(t *testing.T) {
 	d := testDeps(t)
 	seedWorkspace(t, d, "org-1", "ws-1")
-	app, err := NewApp(AppDeps{Deps: d, Secret: serverSecret, Memberships: noMemberships{}, URLCheck: fakeURLCheck{refused: []string{"internal"}}})
+	app, err := NewApp(AppDeps{Deps: d, Secret: serverSecret, Memberships: noMemberships{}, Collections: noMemberships{}, URLCheck: fakeURLCheck{refused: []string{"internal"}}})
 	require.NoError(t, err)
 	admin := adminCtx("org-1")
 	for param, c := range map[string]CreateWebhook{
@@ -151,7 +151,7 @@ func TestWebhookValidationNamesTheField(t *testing.T) {
 		_, err := app.CreateWebhook.Handle(admin, c)
 		assert.Equal(t, param, paramOf(err), "%v", err)
 	}
-	static, err := NewApp(AppDeps{Deps: d, Secret: serverSecret, Memberships: noMemberships{}})
+	static, err := NewApp(AppDeps{Deps: d, Secret: serverSecret, Memberships: noMemberships{}, Collections: noMemberships{}})
 	require.NoError(t, err)
 	_, err = static.CreateWebhook.Handle(admin, CreateWebhook{Name: "x", URL: "http://10.0.0.5/hook"})
 	assert.Equal(t, "url", paramOf(err), "the static check refuses a private address: %v", err)

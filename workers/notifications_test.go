@@ -94,10 +94,11 @@ func newDeliveryWorld(t *testing.T, answer http.HandlerFunc) *deliveryWorld {
 	t.Helper()
 	d := testDeps(t)
 	d.Now = time.Now // retries come due
+	read := memory.New(d.Registry)
 	app, err := commands.NewApp(commands.AppDeps{Deps: d, Secret: []byte(strings.Repeat("s", 32)), Memberships: noMemberships{},
-		URLCheck: allowAll{}})
+		Collections: read, URLCheck: allowAll{}})
 	require.NoError(t, err)
-	w := &deliveryWorld{t: t, d: d, read: memory.New(d.Registry), app: app}
+	w := &deliveryWorld{t: t, d: d, read: read, app: app}
 	w.rcv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w.hits.Add(1)
 		answer(rw, r)
