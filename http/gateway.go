@@ -21,6 +21,9 @@ type Gateway struct {
 	// MaxBody bounds a request body at the transport too, so a body longer than it declared
 	// is cut off as it is read.
 	MaxBody int64
+	// OnPromptRender hears each prompt render's status (renders call no provider, so no log
+	// row counts them), for the metrics; nil: nobody.
+	OnPromptRender func(status int)
 }
 
 // Register adds the inference endpoints.

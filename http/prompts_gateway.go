@@ -37,9 +37,16 @@ func (g *Gateway) registerPrompts(v1 *mux.Router) {
 		rendered, err := g.Service.RenderPrompt(r.Context(), gateway.Request{Method: r.Method, Header: r.Header, Body: body,
 			ContentLength: r.ContentLength, TraceID: TraceID(r.Context()), Prompt: mux.Vars(r)["promptId"]})
 		if err != nil {
-			WriteError(w, r, g.Log, err)
+			g.rendered(writeError(w, r, g.Log, err, nil, nil))
 			return
 		}
 		WriteJSON(w, http.StatusOK, map[string]any{"success": true, "data": rendered.Body})
+		g.rendered(http.StatusOK)
 	})).Methods(http.MethodPost)
+}
+
+func (g *Gateway) rendered(status int) {
+	if g.OnPromptRender != nil {
+		g.OnPromptRender(status)
+	}
 }

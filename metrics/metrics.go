@@ -75,6 +75,7 @@ type Metrics struct {
 	tokens, cost, refusals, cache, verdicts    *prometheus.CounterVec
 	retries, fallbacks                         *prometheus.CounterVec
 	deliveries                                 *prometheus.CounterVec // notifications, not requests
+	prompts                                    *prometheus.CounterVec // prompt renders and completions
 
 	// series holds each label set's children, created on first use. It is keyed by label
 	// values, and the request path looks a record up by its own values first: when they are
@@ -131,10 +132,13 @@ func New(opts Options) *Metrics {
 	m.deliveries = counter("causeway_notification_deliveries_total",
 		"Notification delivery attempts, by channel (email, webhook) and outcome (delivered, retried, failed: the last attempt).",
 		"channel", "outcome")
+	m.prompts = counter("causeway_prompt_requests_total",
+		"Prompt renders and completions (a completion is also counted as the chat it is), by operation (render, completions) and status class.",
+		"operation", labelStatusClass)
 
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.duration, m.ttft, m.tpot, m.tokenUsage, m.tokens, m.cost, m.overhead, m.refusals, m.cache, m.verdicts,
-		m.retries, m.fallbacks, m.deliveries)
+		m.retries, m.fallbacks, m.deliveries, m.prompts)
 	labelValues := prometheus.NewDesc("causeway_metrics_label_values",
 		"Distinct values a bounded label holds; at its bound, later values are counted as \"other\".", []string{"label"}, nil)
 	reg.MustRegister(collectorFunc{desc: labelValues, collect: func(ch chan<- prometheus.Metric) {
@@ -194,6 +198,9 @@ func (m *Metrics) Observe(rec *analytics.LogRecord) {
 	}
 	if rec.FallbackTarget != "" {
 		s.get(cFallbacks).c.Inc()
+	}
+	if rec.PromptID != "" {
+		m.prompts.WithLabelValues("completions", statusClasses[statusClass(rec.StatusCode)]).Inc()
 	}
 	if reason, refused := refusal(rec); refused {
 		s.get(cRefusal + reason).c.Inc()
@@ -367,4 +374,9 @@ func oneOf(v string, known ...string) string {
 		return v
 	}
 	return "other"
+}
+
+// PromptRender counts a prompt render (POST /prompts/{id}/render) by its answer's status.
+func (m *Metrics) PromptRender(status int) {
+	m.prompts.WithLabelValues("render", statusClasses[statusClass(status)]).Inc()
 }

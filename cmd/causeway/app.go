@@ -358,7 +358,11 @@ func (m *Main) startGateway(admin *httpapi.Admin, guard *egress.Guard) (*httpapi
 		Now:    func() time.Time { return m.Now() }, MaxBody: m.Config.MaxBodyBytes,
 		Organisation: admin.Organisation, Cache: m.Cache, Guardrails: m.Guardrails, Tracer: tracer,
 	}
-	return &httpapi.Gateway{Log: m.Logger, Service: svc, MaxBody: m.Config.MaxBodyBytes}, nil
+	gw := &httpapi.Gateway{Log: m.Logger, Service: svc, MaxBody: m.Config.MaxBodyBytes}
+	if m.Metrics != nil {
+		gw.OnPromptRender = m.Metrics.PromptRender
+	}
+	return gw, nil
 }
 
 // startLogPipeline starts the request log path: the gateway hands its records to the analytics

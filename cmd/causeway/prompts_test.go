@@ -242,6 +242,16 @@ func TestPromptCompletionsThroughThePipeline(t *testing.T) {
 	assert.Equal(t, "partials", r.errorParam())
 	assert.Contains(t, r.errorMessage(), "tone → sign-off → tone")
 	assert.False(t, strings.Contains(string(r.raw), "sk-primary-secret"))
+
+	// The metrics count renders (no log row holds them) and completions, by status class.
+	s := scrape(t, e.m.MetricsURL(), "")
+	prompts := func(op, class string) float64 {
+		return s.value("causeway_prompt_requests_total", map[string]string{"operation": op, "status_class": class})
+	}
+	assert.Equal(t, 1.0, prompts("render", "2xx"))
+	assert.Equal(t, 1.0, prompts("render", "4xx"), "the render missing a variable")
+	assert.GreaterOrEqual(t, prompts("completions", "2xx"), 5.0)
+	assert.GreaterOrEqual(t, prompts("completions", "4xx"), 2.0, "the rate limit, the guardrail, the cycle")
 }
 
 // jsonNumber is a decoded JSON number as text ("" when absent).
