@@ -65,22 +65,18 @@ type PromptVersion struct {
 // Prompt is a prompt of a workspace, referred to by its id or slug (unique in the
 // organisation).
 type Prompt struct {
-	ID             string          `json:"id"`
-	OrganisationID string          `json:"organisation_id"`
-	WorkspaceID    string          `json:"workspace_id"`
-	CollectionID   string          `json:"collection_id"`
-	Slug           string          `json:"slug"`
-	Name           string          `json:"name"`
-	Status         string          `json:"status"`
-	Versions       []PromptVersion `json:"versions"`
-	// DefaultVersion is the number of the version served when none is named.
-	DefaultVersion int `json:"default_version"`
-	// Labels maps a label's id to the number of the version it points at.
-	Labels        map[string]int `json:"labels,omitempty"`
-	OwnerID       string         `json:"owner_id"`
-	UpdatedBy     string         `json:"updated_by"`
-	CreatedAt     time.Time      `json:"created_at"`
-	LastUpdatedAt time.Time      `json:"last_updated_at"`
+	ID             string `json:"id"`
+	OrganisationID string `json:"organisation_id"`
+	WorkspaceID    string `json:"workspace_id"`
+	CollectionID   string `json:"collection_id"`
+	Slug           string `json:"slug"`
+	Name           string `json:"name"`
+	Status         string `json:"status"`
+	Versioned[PromptVersion]
+	OwnerID       string    `json:"owner_id"`
+	UpdatedBy     string    `json:"updated_by"`
+	CreatedAt     time.Time `json:"created_at"`
+	LastUpdatedAt time.Time `json:"last_updated_at"`
 }
 
 type PromptCreated struct {
@@ -154,9 +150,10 @@ func (p *Prompt) Apply(e Event) {
 	switch e := e.(type) {
 	case PromptCreated:
 		*p = Prompt{ID: e.PromptID, OrganisationID: e.OrganisationID, WorkspaceID: e.WorkspaceID, CollectionID: e.CollectionID,
-			Slug: e.Slug, Name: e.Name, Status: StatusActive, DefaultVersion: 1, OwnerID: e.By, UpdatedBy: e.By,
+			Slug: e.Slug, Name: e.Name, Status: StatusActive, OwnerID: e.By, UpdatedBy: e.By,
 			CreatedAt: e.At, LastUpdatedAt: e.At,
-			Versions: []PromptVersion{{ID: e.VersionID, Number: 1, Template: e.Template, CreatedBy: e.By, CreatedAt: e.At}}}
+			Versioned: Versioned[PromptVersion]{DefaultVersion: 1,
+				Versions: []PromptVersion{{ID: e.VersionID, Number: 1, Template: e.Template, CreatedBy: e.By, CreatedAt: e.At}}}}
 	case PromptUpdated:
 		if e.Name != nil {
 			p.Name = *e.Name
@@ -201,79 +198,8 @@ func relabel(labels map[string]int, version int, labelID string) map[string]int 
 	return out
 }
 
-// labelOf is the label on version, or "".
-func labelOf(labels map[string]int, version int) string {
-	for id, v := range labels {
-		if v == version {
-			return id
-		}
-	}
-	return ""
-}
-
 // Exists reports whether the prompt was created and not deleted.
 func (p *Prompt) Exists() bool { return p.ID != "" && p.Status != StatusArchived }
-
-// Latest is the newest version.
-func (p *Prompt) Latest() PromptVersion {
-	if len(p.Versions) == 0 {
-		return PromptVersion{}
-	}
-	return p.Versions[len(p.Versions)-1]
-}
-
-// Version is the version numbered n.
-func (p *Prompt) Version(n int) (PromptVersion, bool) {
-	if n < 1 || n > len(p.Versions) {
-		return PromptVersion{}, false
-	}
-	return p.Versions[n-1], true
-}
-
-// VersionByID is the version whose id is id.
-func (p *Prompt) VersionByID(id string) (PromptVersion, bool) {
-	for _, v := range p.Versions {
-		if v.ID == id {
-			return v, true
-		}
-	}
-	return PromptVersion{}, false
-}
-
-// Default is the version served when none is named.
-func (p *Prompt) Default() PromptVersion {
-	v, ok := p.Version(p.DefaultVersion)
-	if !ok {
-		return p.Latest()
-	}
-	return v
-}
-
-// LabelOf is the id of the label on version n, or "".
-func (p *Prompt) LabelOf(n int) string { return labelOf(p.Labels, n) }
-
-// Labelled is the version labelID points at.
-func (p *Prompt) Labelled(labelID string) (PromptVersion, bool) {
-	n, ok := p.Labels[labelID]
-	if !ok {
-		return PromptVersion{}, false
-	}
-	return p.Version(n)
-}
-
-// Select is the version sel names, labelID being the id of sel's label (for a label
-// selector); false when there is none.
-func (p *Prompt) Select(sel VersionSelector, labelID string) (PromptVersion, bool) {
-	switch sel.Kind {
-	case SelectLatest:
-		return p.Latest(), len(p.Versions) > 0
-	case SelectNumber:
-		return p.Version(sel.Number)
-	case SelectLabel:
-		return p.Labelled(labelID)
-	}
-	return p.Default(), len(p.Versions) > 0
-}
 
 // CreatePrompt is the create command's input, already decoded: Template as the domain reads
 // it (ParsePromptTemplate has checked its fields).

@@ -29,21 +29,18 @@ type PartialVersion struct {
 // PromptPartial is a partial of a workspace, referred to by its id or slug (unique in the
 // organisation); templates include it by slug.
 type PromptPartial struct {
-	ID             string           `json:"id"`
-	OrganisationID string           `json:"organisation_id"`
-	WorkspaceID    string           `json:"workspace_id"`
-	CollectionID   string           `json:"collection_id"`
-	Slug           string           `json:"slug"`
-	Name           string           `json:"name"`
-	Status         string           `json:"status"`
-	Versions       []PartialVersion `json:"versions"`
-	DefaultVersion int              `json:"default_version"`
-	// Labels maps a label's id to the number of the version it points at.
-	Labels        map[string]int `json:"labels,omitempty"`
-	OwnerID       string         `json:"owner_id"`
-	UpdatedBy     string         `json:"updated_by"`
-	CreatedAt     time.Time      `json:"created_at"`
-	LastUpdatedAt time.Time      `json:"last_updated_at"`
+	ID             string `json:"id"`
+	OrganisationID string `json:"organisation_id"`
+	WorkspaceID    string `json:"workspace_id"`
+	CollectionID   string `json:"collection_id"`
+	Slug           string `json:"slug"`
+	Name           string `json:"name"`
+	Status         string `json:"status"`
+	Versioned[PartialVersion]
+	OwnerID       string    `json:"owner_id"`
+	UpdatedBy     string    `json:"updated_by"`
+	CreatedAt     time.Time `json:"created_at"`
+	LastUpdatedAt time.Time `json:"last_updated_at"`
 }
 
 type PromptPartialCreated struct {
@@ -113,10 +110,10 @@ func (p *PromptPartial) Apply(e Event) {
 	switch e := e.(type) {
 	case PromptPartialCreated:
 		*p = PromptPartial{ID: e.PartialID, OrganisationID: e.OrganisationID, WorkspaceID: e.WorkspaceID,
-			CollectionID: e.CollectionID, Slug: e.Slug, Name: e.Name, Status: StatusActive, DefaultVersion: 1,
+			CollectionID: e.CollectionID, Slug: e.Slug, Name: e.Name, Status: StatusActive,
 			OwnerID: e.By, UpdatedBy: e.By, CreatedAt: e.At, LastUpdatedAt: e.At,
-			Versions: []PartialVersion{{ID: e.VersionID, Number: 1, String: e.String, Description: e.Description,
-				CreatedBy: e.By, CreatedAt: e.At}}}
+			Versioned: Versioned[PartialVersion]{DefaultVersion: 1, Versions: []PartialVersion{{ID: e.VersionID, Number: 1,
+				String: e.String, Description: e.Description, CreatedBy: e.By, CreatedAt: e.At}}}}
 	case PromptPartialUpdated:
 		if e.Name != nil {
 			p.Name = *e.Name
@@ -139,66 +136,6 @@ func (p *PromptPartial) Apply(e Event) {
 
 // Exists reports whether the partial was created and not deleted.
 func (p *PromptPartial) Exists() bool { return p.ID != "" && p.Status != StatusArchived }
-
-// Latest is the newest version.
-func (p *PromptPartial) Latest() PartialVersion {
-	if len(p.Versions) == 0 {
-		return PartialVersion{}
-	}
-	return p.Versions[len(p.Versions)-1]
-}
-
-// Version is the version numbered n.
-func (p *PromptPartial) Version(n int) (PartialVersion, bool) {
-	if n < 1 || n > len(p.Versions) {
-		return PartialVersion{}, false
-	}
-	return p.Versions[n-1], true
-}
-
-// VersionByID is the version whose id is id.
-func (p *PromptPartial) VersionByID(id string) (PartialVersion, bool) {
-	for _, v := range p.Versions {
-		if v.ID == id {
-			return v, true
-		}
-	}
-	return PartialVersion{}, false
-}
-
-// Default is the version included when none is named.
-func (p *PromptPartial) Default() PartialVersion {
-	v, ok := p.Version(p.DefaultVersion)
-	if !ok {
-		return p.Latest()
-	}
-	return v
-}
-
-// LabelOf is the id of the label on version n, or "".
-func (p *PromptPartial) LabelOf(n int) string { return labelOf(p.Labels, n) }
-
-// Labelled is the version labelID points at.
-func (p *PromptPartial) Labelled(labelID string) (PartialVersion, bool) {
-	n, ok := p.Labels[labelID]
-	if !ok {
-		return PartialVersion{}, false
-	}
-	return p.Version(n)
-}
-
-// Select is the version sel names (labelID: the id of sel's label); false when none.
-func (p *PromptPartial) Select(sel VersionSelector, labelID string) (PartialVersion, bool) {
-	switch sel.Kind {
-	case SelectLatest:
-		return p.Latest(), len(p.Versions) > 0
-	case SelectNumber:
-		return p.Version(sel.Number)
-	case SelectLabel:
-		return p.Labelled(labelID)
-	}
-	return p.Default(), len(p.Versions) > 0
-}
 
 // CreatePromptPartial is the create command's input.
 type CreatePromptPartial struct {
