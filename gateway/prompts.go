@@ -97,23 +97,9 @@ func (s *Service) renderPromptCall(x *exchange, body []byte) ([]byte, error) {
 // security settings of the prompt's workspace must let its role see prompts
 // (membersViewPrompts, managersViewPrompts): the answer holds the template's text.
 func (s *Service) RenderPrompt(_ context.Context, in Request) (RenderedPrompt, error) {
-	presented, err := PresentedKey(in.Header)
+	route, _, err := s.keyRoute(in.Header)
 	if err != nil {
 		return RenderedPrompt{}, err
-	}
-	if presented == "" {
-		return RenderedPrompt{}, domain.Errorf(domain.CodeUnauthorized, "missing %s header", HeaderAPIKey)
-	}
-	hash := domain.HashKey(presented)
-	route, ok := s.Index.Route(hash)
-	if !ok {
-		return RenderedPrompt{}, domain.Errorf(domain.CodeUnauthorized, "invalid API key")
-	}
-	if accepted, reason := route.Key.Accepts(hash, s.Now()); !accepted {
-		if reason == "expired" {
-			return RenderedPrompt{}, domain.Errorf(domain.CodeUnauthorized, "this API key has expired")
-		}
-		return RenderedPrompt{}, domain.Errorf(domain.CodeUnauthorized, "invalid API key")
 	}
 	if route.ActorErr != nil {
 		return RenderedPrompt{}, route.ActorErr

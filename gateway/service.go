@@ -329,26 +329,12 @@ func (s *Service) serve(ctx context.Context, x *exchange, out Reply) (int, error
 // call models: unknown, expired, deleted, of an archived workspace, exhausted, or without the
 // scope completions.write.
 func (s *Service) authenticate(x *exchange) error {
-	presented, err := PresentedKey(x.in.Header)
+	route, hash, err := s.keyRoute(x.in.Header)
 	if err != nil {
 		return err
 	}
-	if presented == "" {
-		return domain.Errorf(domain.CodeUnauthorized, "missing %s header", HeaderAPIKey)
-	}
-	x.hash = domain.HashKey(presented)
-	route, ok := s.Index.Route(x.hash)
-	if !ok {
-		return domain.Errorf(domain.CodeUnauthorized, "invalid API key")
-	}
 	now := s.Now()
-	if accepted, reason := route.Key.Accepts(x.hash, now); !accepted {
-		if reason == "expired" {
-			return domain.Errorf(domain.CodeUnauthorized, "this API key has expired")
-		}
-		return domain.Errorf(domain.CodeUnauthorized, "invalid API key")
-	}
-	x.route, x.actor = route, route.Actor
+	x.hash, x.route, x.actor = hash, route, route.Actor
 	x.rec.OrganisationID, x.rec.WorkspaceID, x.rec.APIKeyID = route.Key.OrganisationID, route.Key.WorkspaceID, route.Key.ID
 	if route.ActorErr != nil {
 		return route.ActorErr
@@ -364,6 +350,30 @@ func (s *Service) authenticate(x *exchange) error {
 			fmt.Sprintf("this workspace's %s budget is exhausted", ws.ExhaustedLimit))
 	}
 	return nil
+}
+
+// keyRoute finds the presented key in the routing index, by its hash, and refuses a key that
+// is missing, unknown, expired or revoked.
+func (s *Service) keyRoute(h http.Header) (Route, string, error) {
+	presented, err := PresentedKey(h)
+	if err != nil {
+		return Route{}, "", err
+	}
+	if presented == "" {
+		return Route{}, "", domain.Errorf(domain.CodeUnauthorized, "missing %s header", HeaderAPIKey)
+	}
+	hash := domain.HashKey(presented)
+	route, ok := s.Index.Route(hash)
+	if !ok {
+		return Route{}, "", domain.Errorf(domain.CodeUnauthorized, "invalid API key")
+	}
+	if accepted, reason := route.Key.Accepts(hash, s.Now()); !accepted {
+		if reason == "expired" {
+			return Route{}, "", domain.Errorf(domain.CodeUnauthorized, "this API key has expired")
+		}
+		return Route{}, "", domain.Errorf(domain.CodeUnauthorized, "invalid API key")
+	}
+	return route, hash, nil
 }
 
 // budgetState refuses a request because a budget's recorded state is exhausted.
