@@ -45,7 +45,8 @@ func promptVersionFields(metadataKey string) []field {
 		{flag: "functions", key: "functions", kind: jsonField, usage: "functions as JSON (or @file)"},
 		{flag: "tools", key: "tools", kind: jsonField, usage: "tools as JSON (or @file)"},
 		{flag: "tool-choice", key: "tool_choice", kind: jsonField, usage: `the tool choice as JSON (or @file), e.g. "auto"`},
-		{flag: "metadata", key: metadataKey, kind: jsonField, usage: "the version's metadata as a JSON object (or @file)"},
+		// Not --metadata, which elsewhere is the gateway's request metadata (key=value).
+		{flag: "template-metadata", key: metadataKey, kind: jsonField, usage: "the version's metadata as a JSON object (or @file)"},
 		{flag: "raw-template", key: "is_raw_template", kind: boolField, usage: "the template is sent as it is, not rendered"},
 	}
 }

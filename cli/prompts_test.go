@@ -52,11 +52,11 @@ func TestPromptResourceCommandsSendTheirRoutes(t *testing.T) {
 	}{
 		{"create a prompt", []string{"prompts", "create", "--workspace", "team-a", "--name", "Support", "--slug", "support",
 			"--collection", "support", "--string", "@" + template, "--parameters", `{"temperature":0.3}`, "--model", "gpt-4o-mini",
-			"--virtual-key", "standin", "--metadata", `{"owner":"ops"}`, "--raw-template=false"},
+			"--virtual-key", "standin", "--template-metadata", `{"owner":"ops"}`, "--raw-template=false"},
 			"POST /v1/prompts", nil, `{"workspace_id":"team-a","name":"Support","slug":"support","collection_id":"support",
 			"string":"[{\"role\":\"user\",\"content\":\"{{question}}\"}]\n","parameters":{"temperature":0.3},"model":"gpt-4o-mini",
 			"virtual_key":"standin","template_metadata":{"owner":"ops"},"is_raw_template":false}`, ""},
-		{"a patch update", []string{"prompts", "update", "support", "--patch", "--model", "gpt-4o", "--metadata", `{}`,
+		{"a patch update", []string{"prompts", "update", "support", "--patch", "--model", "gpt-4o", "--template-metadata", `{}`,
 			"--version-description", "bigger model"},
 			"PUT /v1/prompts/support", nil, `{"patch":true,"model":"gpt-4o","prompt_metadata":{},"version_description":"bigger model"}`, ""},
 		{"list prompts", []string{"prompts", "list", "--workspace", "team-a", "--collection", "support", "--search", "sup",
