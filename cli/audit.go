@@ -19,9 +19,6 @@ var (
 		col("user_id", "user_id"), col("workspace_id", "workspace_id"), col("method", "method"), col("uri", "uri"),
 		col("response_status_code", "response_status_code"), col("request_id", "request_id"),
 		col("client_ip", "client_ip"), col("details", "details"), col("before", "before"), col("after", "after")}}
-
-	notificationColumns = []column{col("TIME", "created_at"), col("KIND", "kind"), col("SUBJECT", "subject"),
-		col("RECIPIENTS", "recipients"), col("RESOURCE", "resource_type"), col("RESOURCE ID", "resource_id"), col("ID", "id")}
 )
 
 func (a *app) auditCmd() *cobra.Command {
@@ -67,17 +64,6 @@ func (a *app) auditCmd() *cobra.Command {
 		})}
 
 	return group("audit", "the audit log", list, get)
-}
-
-func (a *app) notificationsCmd() *cobra.Command {
-	list := &cobra.Command{Use: "list", Short: "list the notifications recorded (key expiry, budgets, rate limits, invites)", Args: args(),
-		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			return a.get(cmd.Context(), "/notifications", listQuery(cmd, map[string]string{"kind": "kind"}),
-				view{list: notificationColumns})
-		})}
-	pageFlags(list)
-	list.Flags().String("kind", "", "only notifications of this kind")
-	return group("notifications", "notifications recorded for the organisation", list)
 }
 
 // errUnhealthy ends `causeway health` with exit code 1 when a backend is down.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -16,14 +17,15 @@ import (
 type fieldKind int
 
 const (
-	textField   fieldKind = iota // a string
-	numberField                  // a number, as written
-	intField                     // a whole number
-	boolField                    // true or false; the flag alone means true
-	listField                    // strings, comma-separated or the flag repeated
-	jsonField                    // any JSON value, or @file for the JSON in a file
-	pairsField                   // key=value, repeated: [{"key": k, "value": v}, ...]
-	keysField                    // keys, comma-separated or repeated: [{"key": k}, ...]
+	textField     fieldKind = iota // a string
+	numberField                    // a number, as written
+	intField                       // a whole number
+	boolField                      // true or false; the flag alone means true
+	listField                      // strings, comma-separated or the flag repeated
+	jsonField                      // any JSON value, or @file for the JSON in a file
+	pairsField                     // key=value, repeated: [{"key": k, "value": v}, ...]
+	keysField                      // keys, comma-separated or repeated: [{"key": k}, ...]
+	longTextField                  // a string, or @file for a file's text (a template)
 )
 
 // field is a flag that sets one field of a request body: key is its dotted path in the body
@@ -54,7 +56,7 @@ func (v *fieldValue) Set(s string) error {
 }
 
 func (v *fieldValue) Type() string {
-	return [...]string{"string", "number", "int", "bool", "list", "json", "key=value", "keys"}[v.kind]
+	return [...]string{"string", "number", "int", "bool", "list", "json", "key=value", "keys", "text"}[v.kind]
 }
 
 // bodySpec is a command's body: --data or --file for the whole of it, and a flag for each
@@ -128,8 +130,15 @@ func (b *bodySpec) build(stdin io.Reader, set map[string]any) ([]byte, error) {
 		}
 		return json.Marshal(doc)
 	}
-	for k, v := range changes {
-		setPath(obj, k, v)
+	// In order, so that a field is set before the fields within it (variables before
+	// variables.tone): both are kept.
+	paths := make([]string, 0, len(changes))
+	for k := range changes {
+		paths = append(paths, k)
+	}
+	sort.Strings(paths)
+	for _, k := range paths {
+		setPath(obj, k, changes[k])
 	}
 	return json.Marshal(obj)
 }
@@ -177,6 +186,12 @@ func (f field) value(raw []string, stdin io.Reader) (any, error) {
 			out = append(out, map[string]string{"key": strings.TrimSpace(k), "value": v})
 		}
 		return out, nil
+	case longTextField:
+		if name, ok := strings.CutPrefix(one, "@"); ok {
+			raw, err := readFile(name, stdin)
+			return string(raw), err
+		}
+		return one, nil
 	case jsonField:
 		src := []byte(one)
 		if name, ok := strings.CutPrefix(one, "@"); ok {

@@ -152,6 +152,11 @@ Exit codes: 0 success, 1 an error (the API's message and code on stderr), 2 a us
 		a.analyticsCmd(),
 		a.auditCmd(),
 		a.notificationsCmd(),
+		a.webhooksCmd(),
+		a.cacheCmd(),
+		a.promptsCmd(),
+		a.labelsCmd(),
+		a.collectionsCmd(),
 		a.healthCmd(),
 	)
 	return root

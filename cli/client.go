@@ -21,10 +21,16 @@ type client struct {
 	key       string
 	userAgent string
 	http      *http.Client
+	// streaming bounds only the wait for an answer's headers, for answers read as they
+	// arrive.
+	streaming *http.Client
 }
 
 func newClient(base, key, userAgent string, timeout time.Duration) *client {
-	return &client{base: strings.TrimRight(base, "/"), key: key, userAgent: userAgent, http: &http.Client{Timeout: timeout}}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = timeout
+	return &client{base: strings.TrimRight(base, "/"), key: key, userAgent: userAgent, http: &http.Client{Timeout: timeout},
+		streaming: &http.Client{Transport: t}}
 }
 
 // APIError is an error answer of the API: its status and the fields of its error body.
@@ -51,6 +57,34 @@ func (e *APIError) Error() string {
 // do sends one request and returns the answer's body when its status is 2xx; any other status
 // is an *APIError. body, when not nil, is sent as JSON.
 func (c *client) do(ctx context.Context, method, path string, query url.Values, body []byte) ([]byte, error) {
+	return c.doWith(ctx, method, path, query, body, nil)
+}
+
+// doWith is do with headers of the command's beside the CLI's own (a gateway route's
+// x-gateway-config, say).
+func (c *client) doWith(ctx context.Context, method, path string, query url.Values, body []byte, header http.Header) ([]byte, error) {
+	resp, err := c.send(ctx, c.http, method, path, query, body, header)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: reading the answer: %w", method, path, err)
+	}
+	return raw, nil
+}
+
+// stream sends one request whose answer is read as it arrives: --timeout bounds the wait for
+// the answer's headers, not the whole of it, which lasts as long as the model writes. The
+// caller closes the answer's body.
+func (c *client) stream(ctx context.Context, method, path string, body []byte, header http.Header) (*http.Response, error) {
+	return c.send(ctx, c.streaming, method, path, nil, body, header)
+}
+
+// send sends one request with hc; an answer whose status is not 2xx is read and returned as
+// an *APIError.
+func (c *client) send(ctx context.Context, hc *http.Client, method, path string, query url.Values, body []byte, header http.Header) (*http.Response, error) {
 	u := c.base + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
@@ -63,7 +97,12 @@ func (c *client) do(ctx context.Context, method, path string, query url.Values, 
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, u, err)
 	}
-	req.Header.Set("Accept", "application/json")
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "application/json")
+	}
 	req.Header.Set("User-Agent", c.userAgent)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -71,19 +110,19 @@ func (c *client) do(ctx context.Context, method, path string, query url.Values, 
 	if c.key != "" {
 		req.Header.Set("x-gateway-api-key", c.key)
 	}
-	resp, err := c.http.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		// net/http's errors name the method and URL, which hold no credential: the key
 		// travels in a header.
 		return nil, err
 	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp, nil
+	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: reading the answer: %w", method, u, err)
-	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return raw, nil
 	}
 	return nil, c.apiError(resp.StatusCode, raw)
 }

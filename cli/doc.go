@@ -1,6 +1,7 @@
 // Package cli is Causeway's admin command line: the `causeway` subcommands other than serve,
 // migrate, replay and version (workspaces, keys, policies, configs, providers, integrations,
-// guardrails, logs, analytics, audit, notifications, health), for scripting a running
+// guardrails, logs, analytics, audit, notifications, webhooks, cache, prompts, labels,
+// collections, health), for scripting a running
 // Causeway. Each subcommand is one or a few calls of the admin API under /v1, authenticated
 // with x-gateway-api-key; it prints the API's JSON (-o json) or chosen columns as a table.
 //

@@ -73,7 +73,7 @@ is of --sub-type service or user; --type organisation makes an organisation serv
 		if err != nil {
 			return err
 		}
-		return a.call(cmd.Context(), http.MethodPost, "/api-keys/"+seg(kind)+"/"+seg(*sub), nil, body, a.secretView("id", "key"))
+		return a.call(cmd.Context(), http.MethodPost, "/api-keys/"+seg(kind)+"/"+seg(*sub), nil, body, a.secretView(keyShownOnce, "id", "key"))
 	})
 
 	update := &cobra.Command{Use: "update <key-id>", Short: "change an API key's name, scopes, limits or expiry", Args: args("<key-id>")}
@@ -97,7 +97,7 @@ transition period (--transition, at least 30m; the API's default when left out).
 			body = fmt.Appendf(nil, `{"key_transition_period_ms":%d}`, transition.Milliseconds())
 		}
 		return a.call(cmd.Context(), http.MethodPost, "/api-keys/"+seg(in[0])+"/rotate", nil, body,
-			a.secretView("id", "key", "key_transition_expires_at"))
+			a.secretView(keyShownOnce, "id", "key", "key_transition_expires_at"))
 	})
 
 	revoke := &cobra.Command{Use: "revoke <key-id>", Short: "revoke (delete) an API key", Args: args("<key-id>"),
@@ -108,14 +108,18 @@ transition period (--transition, at least 30m; the API's default when left out).
 	return group("keys", "API keys: create, rotate, revoke", list, get, create, update, rotate, revoke)
 }
 
-// secretView prints an answer that holds a new key, and says on stderr that it is shown once.
-func (a *app) secretView(fields ...string) view {
+// keyShownOnce is what a command that prints a new API key says on stderr.
+const keyShownOnce = "The key is shown this once: store it now. Reads show only its masked form."
+
+// secretView prints an answer that holds a new secret (fields, among them the secret), and
+// says on stderr, in note, that it is shown once.
+func (a *app) secretView(note string, fields ...string) view {
 	shown := done(fields...)
 	return view{custom: func(w io.Writer, doc any) error {
 		if err := shown.custom(w, doc); err != nil {
 			return err
 		}
-		fmt.Fprintln(a.opts.Stderr, "The key is shown this once: store it now. Reads show only its masked form.")
+		fmt.Fprintln(a.opts.Stderr, note)
 		return nil
 	}}
 }

@@ -15,6 +15,8 @@ var (
 		col("status", "metrics.response_status_code"), col("ai_org", "metrics.ai_org"), col("model", "metrics.ai_model"),
 		col("provider", "metrics.provider"), col("endpoint", "metrics.endpoint"), col("workspace", "metrics.workspace_slug"),
 		col("api_key_id", "metrics.api_key_id"), col("config_id", "metrics.config_id"),
+		col("prompt_id", "metrics.prompt_id"), col("prompt_version", "metrics.prompt_version"),
+		col("prompt_label", "metrics.prompt_label"),
 		col("prompt_tokens", "metrics.req_units"), col("completion_tokens", "metrics.res_units"),
 		col("total_tokens", "metrics.total_units"), col("cost", "metrics.cost"), col("latency_ms", "metrics.response_time"),
 		col("cache_status", "metrics.cache_status"), col("retry_count", "metrics.retry_count"),

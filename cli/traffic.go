@@ -25,6 +25,7 @@ func trafficFilters(cmd *cobra.Command) {
 	fs.StringSlice("config", nil, "only requests routed by these saved configs (slugs or ids)")
 	fs.StringSlice("key-id", nil, "only requests of these API keys (ids)")
 	fs.String("trace-id", "", "only the requests of this trace")
+	fs.StringSlice("prompt", nil, "only requests that ran these prompts (slugs or ids)")
 }
 
 // trafficQuery is the query of the traffic filters given; now is the instant --since counts
@@ -57,7 +58,7 @@ func (a *app) trafficQuery(ctx context.Context, cmd *cobra.Command, now time.Tim
 		q.Set("workspace_slug", slug)
 	}
 	for flag, param := range map[string]string{"model": "models", "status": "status_code", "provider": "providers",
-		"config": "configs", "key-id": "api_key_ids"} {
+		"config": "configs", "key-id": "api_key_ids", "prompt": "prompt_slug"} {
 		if vals, _ := fs.GetStringSlice(flag); len(vals) > 0 {
 			q.Set(param, strings.Join(vals, ","))
 		}

@@ -232,3 +232,180 @@ func TestRunHandsAdminCommandsToTheCLI(t *testing.T) {
 		"global flags before the command")
 	assert.Contains(t, errOut.String(), "connection refused")
 }
+
+// TestCLIScenarioWebhooksCacheAndPrompts drives, with the CLI against the real binary, what
+// came after the first scenario: a webhook whose signing secret is printed once and rotated
+// (the receiver, standing in for the outside world, checks the deliveries are signed with the
+// secret printed), a notification's deliveries, a purge of a workspace's answer cache, and a
+// prompt in a collection including a partial, rendered and run (whole and streamed) against
+// the stand-in provider, versioned, labelled, and found in the logs.
+func TestCLIScenarioWebhooksCacheAndPrompts(t *testing.T) {
+	standIn := providertest.NewOpenAI(t)
+	rc := newReceiver(t)
+	p := startProcess(t, notifyEnv(map[string]string{"CAUSEWAY_DATA_DIR": t.TempDir()}))
+	var printed strings.Builder
+	cw := cliFor(t, p.url(), &printed)
+	ok := func(r cliRun) cliRun {
+		t.Helper()
+		require.Equal(t, 0, r.code, "stderr: %s\nstdout: %s", r.stderr, r.stdout)
+		return r
+	}
+	field := func(r cliRun, name string) string {
+		t.Helper()
+		m := regexp.MustCompile(`(?m)^` + name + `\s+(\S+)$`).FindStringSubmatch(r.stdout)
+		require.Len(t, m, 2, "%s in %s", name, r.stdout)
+		return m[1]
+	}
+	wsID := ok(cw("workspaces", "create", "--name", "Support", "-o", "json")).json(t)["id"].(string)
+
+	// A webhook: its secret printed once by create, a new one once by rotate-secret.
+	created := ok(cw("webhooks", "create", "--name", "Ops", "--hook-url", rc.srv.URL+"/hooks", "--kinds", "api_key.rotated"))
+	hookID, secret := field(created, "id"), field(created, "secret")
+	assert.True(t, strings.HasPrefix(secret, "whsec_"), secret)
+	assert.Contains(t, created.stderr, "shown this once")
+	shown := ok(cw("webhooks", "get", hookID))
+	assert.Regexp(t, `(?m)^url\s+`+regexp.QuoteMeta(rc.srv.URL)+`/hooks$`, shown.stdout)
+	assert.Regexp(t, `(?m)^kinds\s+api_key.rotated$`, shown.stdout)
+	assert.NotContains(t, shown.stdout, "whsec_", "a read never shows the secret")
+	assert.Regexp(t, `(?m)^`+hookID+`\s+Ops\s+`, ok(cw("webhooks", "list")).stdout)
+	rotatedHook := ok(cw("webhooks", "rotate-secret", hookID))
+	newSecret := field(rotatedHook, "secret")
+	assert.NotEqual(t, secret, newSecret)
+	rc.set(newSecret, 0)
+
+	// A key rotation is notified to the webhook, signed with the secret rotate-secret printed.
+	key := ok(cw("keys", "create", "--workspace", "support", "--name", "app",
+		"--scopes", "completions.write,prompts.render,logs.list,logs.view"))
+	appKey, keyID := field(key, "key"), field(key, "id")
+	ok(cw("keys", "rotate", keyID, "--transition", "1h"))
+	var notificationID string
+	require.Eventually(t, func() bool {
+		list := cw("notifications", "list", "--kind", "api_key.rotated", "-o", "json")
+		if list.code != 0 {
+			return false
+		}
+		rows, _ := list.json(t)["data"].([]any)
+		if len(rows) != 1 {
+			return false
+		}
+		notificationID = rows[0].(map[string]any)["id"].(string)
+		return true
+	}, 15*time.Second, 100*time.Millisecond, "the rotation is notified")
+	var n cliRun
+	require.Eventually(t, func() bool {
+		n = ok(cw("notifications", "get", notificationID))
+		return regexp.MustCompile(`(?m)^status\s+delivered$`).MatchString(n.stdout)
+	}, 15*time.Second, 100*time.Millisecond, "the notification is delivered: %s", n.stdout)
+	assert.Regexp(t, `(?m)^resource_id\s+`+keyID+`$`, n.stdout)
+	assert.Regexp(t, `(?m)^CHANNEL\s+TARGET\s+STATUS\s+ATTEMPTS\s+LAST ERROR\s+NEXT ATTEMPT`, n.stdout)
+	assert.Regexp(t, `(?m)^webhook\s+`+hookID+`\s+delivered\s+1\s+-\s+-\s+\S+$`, n.stdout)
+	calls := rc.of(notificationID)
+	require.Len(t, calls, 1)
+	assert.True(t, calls[0].Valid, "signed with the secret rotate-secret printed")
+	assert.Regexp(t, `(?m)^\S+\s+api_key.rotated\s+delivered\s+`, ok(cw("notifications", "list")).stdout)
+
+	// The answer cache: a repeated request is a hit until the workspace's cache is purged.
+	ok(cw("providers", "create", "--workspace", "support", "--name", "Stand-in", "--slug", "standin", "--provider", "openai",
+		"--key", "sk-standin-provider-secret", "--custom-host", standIn.BaseURL()))
+	ok(cw("configs", "create", "--workspace", "support", "--name", "Cached", "--slug", "cached",
+		"--config", `{"provider":"@standin","cache":{"mode":"simple"}}`))
+	chat := func() string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, p.url()+"/chat/completions",
+			strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"What is the capital of France?"}]}`))
+		req.Header.Set("x-gateway-api-key", appKey)
+		req.Header.Set("x-gateway-config", "cached")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		return resp.Header.Get("x-gateway-cache-status")
+	}
+	assert.Equal(t, "MISS", chat())
+	require.Eventually(t, func() bool { return chat() == "HIT" }, 10*time.Second, 100*time.Millisecond, "the answer is cached")
+	purged := ok(cw("cache", "purge", "--workspace", "support"))
+	assert.Regexp(t, `(?m)^workspace_id\s+`+wsID+`$`, purged.stdout)
+	assert.Regexp(t, `(?m)^deleted\s+1$`, purged.stdout)
+	assert.Equal(t, "MISS", chat(), "purged")
+	assert.Regexp(t, `(?m)^deleted\s+0$`, ok(cw("cache", "purge", "--workspace", wsID, "--namespace", "other")).stdout)
+
+	// A collection, a partial, and a prompt that includes it, sent through the managed provider.
+	collection := ok(cw("collections", "create", "--workspace", "support", "--name", "Help desk", "--slug", "help", "-o", "json")).json(t)
+	assert.Equal(t, "help", collection["slug"])
+	partial := ok(cw("prompts", "partials", "create", "--workspace", "support", "--name", "Tone",
+		"--string", "Answer in a {{tone}} tone.", "-o", "json")).json(t)
+	assert.Equal(t, "tone", partial["slug"])
+	prompt := ok(cw("prompts", "create", "--workspace", "support", "--collection", "help", "--name", "Support", "--slug", "support",
+		"--string", `[{"role":"system","content":"{{> tone}}"},{"role":"user","content":"{{question}}"}]`,
+		"--parameters", `{"temperature":0}`, "--model", "gpt-4o-mini", "--virtual-key", "standin", "-o", "json")).json(t)
+	promptID := prompt["id"].(string)
+	assert.Regexp(t, `(?m)^`+promptID+`\s+support\s+Support\s+gpt-4o-mini\s+`+collection["id"].(string)+`\s+`+wsID+`\s+active\s`,
+		ok(cw("prompts", "list", "--workspace", "support")).stdout)
+	assert.Regexp(t, `(?m)^`+partial["id"].(string)+`\s+tone\s+Tone\s`, ok(cw("prompts", "partials", "list", "--workspace", "support")).stdout)
+	assert.Regexp(t, `(?m)^prompts\s+1$`, ok(cw("collections", "get", "help", "--workspace", "support")).stdout)
+
+	rendered := ok(cw("prompts", "render", "support", "--var", "tone=warm", "--var", "question=Where is my order?", "--api-key", appKey))
+	assert.Regexp(t, `(?m)^model\s+gpt-4o-mini$`, rendered.stdout)
+	assert.Regexp(t, `(?m)^system\s+Answer in a warm tone\.$`, rendered.stdout)
+	assert.Regexp(t, `(?m)^user\s+Where is my order\?$`, rendered.stdout)
+
+	answered := ok(cw("prompts", "run", "support", "--variables", `{"tone":"warm","question":"Where is my order?"}`,
+		"--data", `{"max_tokens":20}`, "--metadata", "run=cli-prompt", "--api-key", appKey))
+	assert.Equal(t, providertest.Reply+"\n", answered.stdout, "the answer's text")
+	sent := standIn.LastRequest()
+	assert.Equal(t, "Bearer sk-standin-provider-secret", sent.Header.Get("Authorization"), "through the version's managed provider")
+	body := sent.JSON()
+	assert.EqualValues(t, 20, body["max_tokens"])
+	assert.Equal(t, "Answer in a warm tone.", body["messages"].([]any)[0].(map[string]any)["content"])
+	streamed := ok(cw("prompts", "run", "support", "--var", "tone=calm", "--var", "question=And now?", "--stream", "--api-key", appKey))
+	assert.Equal(t, providertest.StreamText(5)+"\n", streamed.stdout, "the streamed text")
+	assert.Equal(t, true, standIn.LastRequest().JSON()["stream"])
+
+	// Both runs are logged as the prompt's.
+	var rows []any
+	require.Eventually(t, func() bool {
+		logs := cw("logs", "list", "--prompt", "support", "-o", "json", "--api-key", appKey)
+		if logs.code != 0 {
+			return false
+		}
+		rows, _ = logs.json(t)["data"].([]any)
+		return len(rows) == 2
+	}, 15*time.Second, 200*time.Millisecond, "the prompt's rows in the logs")
+	for _, row := range rows {
+		m := row.(map[string]any)["metrics"].(map[string]any)
+		assert.Equal(t, promptID, m["prompt_id"])
+		assert.EqualValues(t, 1, m["prompt_version"])
+	}
+	assert.Regexp(t, `(?m)^\S+\s+200\s+gpt-4o-mini\s+openai\s`, ok(cw("logs", "list", "--prompt", "support")).stdout)
+	logID := rows[0].(map[string]any)["_id"].(string)
+	assert.Regexp(t, `(?m)^prompt_id\s+`+promptID+`$`, ok(cw("logs", "get", logID)).stdout)
+
+	// A second version, served once a label points at it or once it is the default.
+	ok(cw("prompts", "update", "support", "--patch", "--model", "gpt-4o", "--version-description", "bigger"))
+	versions := ok(cw("prompts", "versions", "support"))
+	assert.Regexp(t, `(?m)^2\s+false\s+-\s+gpt-4o\s+bigger\s`, versions.stdout)
+	assert.Regexp(t, `(?m)^1\s+true\s+-\s+gpt-4o-mini\s`, versions.stdout)
+	ok(cw("labels", "create", "--name", "production", "--color", "#1f883d"))
+	assert.Regexp(t, `(?m)^\S+\s+production\s+-\s+#1f883d\s+-\s+true\s+active$`, ok(cw("labels", "list")).stdout)
+	ok(cw("prompts", "label", "support", "2", "production"))
+	assert.Regexp(t, `(?m)^model\s+gpt-4o$`, ok(cw("prompts", "get", "support@production")).stdout)
+	assert.Regexp(t, `(?m)^model\s+gpt-4o-mini$`, ok(cw("prompts", "get", "support")).stdout, "the default is still version 1")
+	ok(cw("prompts", "make-default", "support", "2"))
+	assert.Regexp(t, `(?m)^model\s+gpt-4o$`, ok(cw("prompts", "version", "support", "2")).stdout)
+	assert.Regexp(t, `(?m)^default_version\s+2$`, ok(cw("prompts", "get", "support")).stdout)
+
+	// The API's refusals: a collection holding a live prompt is not deleted; a missing
+	// variable is named.
+	refused := cw("collections", "delete", "help", "--workspace", "support")
+	assert.Equal(t, 1, refused.code, refused.stdout)
+	assert.Contains(t, refused.stderr, "HTTP 409")
+	missing := cw("prompts", "render", "support", "--var", "tone=warm", "--api-key", appKey)
+	assert.Equal(t, 1, missing.code)
+	assert.Contains(t, missing.stderr, "param variables")
+	assert.Contains(t, missing.stderr, "question")
+
+	assert.Equal(t, 1, strings.Count(printed.String(), secret), "the first secret was printed by create, and never again")
+	assert.Equal(t, 1, strings.Count(printed.String(), newSecret), "the rotated secret was printed once")
+	assert.NotContains(t, printed.String(), gatewayKey, "the admin key was printed")
+	assert.NotContains(t, printed.String(), "sk-standin-provider-secret", "the provider key was printed")
+}
