@@ -322,6 +322,46 @@ func TestConsolePromptsAndWebhooks(t *testing.T) {
 		b.wait(`!location.search.includes('as_of') && document.querySelectorAll('table.versions-table tbody tr').length === 2`)
 	})
 
+	t.Run("a partial's new version made the default; a label deleted", func(t *testing.T) {
+		b.t = t
+		b.nav("Prompts", "Prompts")
+		b.click(`//nav[@aria-label="Prompts"]//a[normalize-space(.)="Partials"]`)
+		b.page("Prompt partials")
+		b.click(`//main//table//a[normalize-space(.)="Tone"]`)
+		b.page("Partial Tone")
+		b.wait(`document.querySelectorAll('table.versions-table tbody tr').length === 1`)
+		b.run(chromedp.SetValue(`textarea[name=string]`, "Answer in a {{tone}}, brief tone.", chromedp.ByQuery),
+			chromedp.SendKeys(`input[name=version_description]`, "Brief", chromedp.ByQuery))
+		b.click(`//button[normalize-space(.)="Save a new version"]`)
+		b.wait(`document.querySelectorAll('table.versions-table tbody tr').length === 2`)
+		assert.Equal(t, "", b.text(`document.querySelector('input[name=version_description]').value`), "the description went with the version it described")
+		b.click(`//table[contains(@class,"versions-table")]//tr[th[normalize-space(.)="2"]]//button[starts-with(normalize-space(.), "Make default")]`)
+		b.wait(`document.querySelector('p.acted').textContent.includes('Version 2 is now the default') &&
+			[...document.querySelectorAll('table.versions-table tbody tr')].find((r) => r.querySelector('th').textContent === '2').textContent.includes('default')`)
+		b.wait(`document.querySelector('pre.json').textContent.includes('brief tone')`)
+		b.shot("prompt-partial")
+
+		// The prompt renders the partial's new default.
+		b.run(chromedp.Navigate(b.origin + "/console/prompts/" + promptID))
+		b.page("Prompt Support answer")
+		b.wait(`!!document.querySelector('textarea[name=variables]')`)
+		b.run(chromedp.SetValue(`textarea[name=variables]`, `{"question":"Hi","tone":"kind"}`, chromedp.ByQuery))
+		b.click(`//button[normalize-space(.)="Render"]`)
+		b.wait(`document.querySelectorAll('ol.messages li').length === 2`)
+		assert.Equal(t, "Answer in a kind, brief tone.", b.text(`document.querySelector('ol.messages pre.content').textContent`))
+
+		b.click(`//nav[@aria-label="Prompts"]//a[normalize-space(.)="Labels"]`)
+		b.page("Prompt labels")
+		b.run(chromedp.SendKeys(`input[name=name]`, "staging", chromedp.ByQuery))
+		b.click(`//button[normalize-space(.)="Create label"]`)
+		b.wait(`[...document.querySelectorAll('main table th')].some((x) => x.textContent === 'staging')`)
+		b.click(`//tr[th[normalize-space(.)="staging"]]//button[starts-with(normalize-space(.), "Delete")]`)
+		b.wait(`document.querySelector('dialog[open]') && document.querySelector('dialog[open]').textContent.includes('Delete the label “staging”')`)
+		b.click(`//dialog[@open]//button[normalize-space(.)="Delete label"]`)
+		b.wait(`!document.querySelector('dialog[open]') && ![...document.querySelectorAll('main table th')].some((x) => x.textContent === 'staging')`)
+		assert.True(t, b.truth(`[...document.querySelectorAll('main table th')].some((x) => x.textContent === 'production')`), "the other label stays")
+	})
+
 	b.t = t
 	b.noFaults()
 }
