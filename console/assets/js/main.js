@@ -17,6 +17,9 @@ import { Guardrails, GuardrailDetail } from './pages/guardrails.js';
 import { Analytics } from './pages/analytics.js';
 import { Logs, LogDetail } from './pages/logs.js';
 import { Audit, AuditDetail } from './pages/audit.js';
+import { Notifications, NotificationDetail } from './pages/notifications.js';
+import { Webhooks, WebhookDetail } from './pages/webhooks.js';
+import { Prompts, PromptDetail, Partials, PartialDetail, Labels } from './pages/prompts.js';
 
 const nav = [
   ['/workspaces', 'Workspaces'],
@@ -25,10 +28,16 @@ const nav = [
   ['/providers', 'Providers'],
   ['/configs', 'Configs'],
   ['/guardrails', 'Guardrails'],
+  ['/prompts', 'Prompts'],
   ['/analytics', 'Analytics'],
   ['/logs', 'Logs'],
+  ['/notifications', 'Notifications'],
+  ['/webhooks', 'Webhooks'],
   ['/audit', 'Audit log'],
 ];
+
+// also lists the pages a navigation entry stands for besides its own path and those under it.
+const also = { '/providers': ['/integrations'], '/prompts': ['/labels'] };
 
 const routes = [
   ['/', Overview],
@@ -46,6 +55,15 @@ const routes = [
   ['/configs/:slug', ConfigDetail],
   ['/guardrails', Guardrails],
   ['/guardrails/:id', GuardrailDetail],
+  ['/prompts', Prompts],
+  ['/prompts/partials', Partials], // before /prompts/:id, as the API has it: partials is no prompt's id
+  ['/prompts/partials/:id', PartialDetail],
+  ['/prompts/:id', PromptDetail],
+  ['/labels', Labels],
+  ['/notifications', Notifications],
+  ['/notifications/:id', NotificationDetail],
+  ['/webhooks', Webhooks],
+  ['/webhooks/:id', WebhookDetail],
   ['/analytics', Analytics],
   ['/logs', Logs],
   ['/logs/:id', LogDetail],
@@ -126,7 +144,7 @@ function Shell() {
       <${Link} to="/" class="brand">Causeway <span>console</span><//>
       ${authed && html`<nav aria-label="Console">
         <ul>${nav.map(([to, name]) => {
-          const here = loc.path === to || loc.path.startsWith(to + '/') || (to === '/providers' && loc.path.startsWith('/integrations/'));
+          const here = [to, ...(also[to] || [])].some((p) => loc.path === p || loc.path.startsWith(p + '/'));
           return html`<li key=${to}><${Link} to=${to} aria-current=${here ? 'page' : undefined}>${name}<//></li>`;
         })}</ul>
       </nav>`}

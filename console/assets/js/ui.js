@@ -117,10 +117,18 @@ export function errorFor(err, ...names) {
 
 // Field is a labelled input, select or textarea; its error and hint are tied to it
 // (aria-describedby) and it is marked invalid. errorNames lists the API params it answers for.
+// value is where an input starts (defaultValue), and is set again only when it changes (the
+// address or the data it came from did): Preact sets a value prop on every render, which
+// would wipe what the reader typed when a refusal re-renders the form.
 export function Field({ label, name, error, hint, as = 'input', type = 'text', options = [], value, errorNames, ...rest }) {
   const id = 'f' + useId().replace(/[^a-zA-Z0-9_-]/g, '');
   const ids = [hint ? id + '-hint' : '', error ? id + '-error' : ''].filter(Boolean).join(' ') || undefined;
   const common = { id, name, 'aria-invalid': error ? 'true' : undefined, 'aria-describedby': ids, 'data-field': [name, ...(errorNames || [])].join(' ') };
+  const input = useRef(null);
+  useEffect(() => {
+    const el = input.current;
+    if (el && value !== undefined && el.value !== String(value ?? '')) el.value = value ?? '';
+  }, [value]);
   let control;
   if (as === 'select') {
     control = html`<select ...${common} ...${rest}>
@@ -129,7 +137,7 @@ export function Field({ label, name, error, hint, as = 'input', type = 'text', o
   } else if (as === 'textarea') {
     control = html`<textarea ...${common} spellcheck=${false} ...${rest}>${value ?? ''}</textarea>`;
   } else {
-    control = html`<input type=${type} ...${common} value=${value} ...${rest} />`;
+    control = html`<input type=${type} ...${common} defaultValue=${value} ref=${input} ...${rest} />`;
   }
   return html`<div class=${'field' + (error ? ' invalid' : '')}>
     <label for=${id}>${label}</label>
@@ -139,14 +147,15 @@ export function Field({ label, name, error, hint, as = 'input', type = 'text', o
   </div>`;
 }
 
-// Checkboxes is a group of checkboxes read as one list.
+// Checkboxes is a group of checkboxes read as one list; checked are those ticked at first
+// (defaultChecked, as Field's value).
 export function Checkboxes({ legend, name, options, checked = [], hint, error }) {
   return html`<fieldset class=${'checks' + (error ? ' invalid' : '')}>
     <legend>${legend}</legend>
     ${hint && html`<p class="hint">${hint}</p>`}
     <div class="check-grid">
       ${options.map((o, i) => html`<label key=${o}>
-        <input type="checkbox" name=${name} value=${o} data-group="1" data-field=${i === 0 ? name : ''} checked=${checked.includes(o)} /> <code>${o}</code>
+        <input type="checkbox" name=${name} value=${o} data-group="1" data-field=${i === 0 ? name : ''} defaultChecked=${checked.includes(o)} /> <code>${o}</code>
       </label>`)}
     </div>
     ${error && html`<p class="field-error"><span aria-hidden="true">⚠ </span>${error}</p>`}
@@ -254,9 +263,11 @@ export function Confirm({ open, title, children, confirm, onConfirm, onClose, da
   <//>`;
 }
 
-// SecretOnce shows a key the API hands out once (created or rotated): with a copy button, and
-// plainly said, never again. Closing it drops the key from the page.
-export function SecretOnce({ secret, title, children, onClose }) {
+// SecretOnce shows a secret the API hands out once (an API key created or rotated, a webhook's
+// signing secret): with a copy button, and plainly said, never again. Closing it drops the
+// secret from the page. label names the secret, kept says how Causeway keeps it.
+export function SecretOnce({ secret, title, children, onClose, label = 'API key', noun = 'key',
+  kept = 'Causeway keeps only its hash; neither the console nor the API can show it later.' }) {
   const [copied, setCopied] = useState('');
   const input = useRef(null);
   useEffect(() => setCopied(''), [secret]);
@@ -266,13 +277,13 @@ export function SecretOnce({ secret, title, children, onClose }) {
       setCopied('Copied to the clipboard.');
     } catch {
       input.current.select();
-      setCopied('The browser did not allow copying: the key is selected, press Ctrl+C (⌘C) to copy it.');
+      setCopied(`The browser did not allow copying: the ${noun} is selected, press Ctrl+C (⌘C) to copy it.`);
     }
   };
   return html`<${Dialog} open=${!!secret} title=${title} onClose=${onClose}>
-    <p class="once"><strong>Copy this key now: you will not see it again.</strong> Causeway keeps only its hash; neither the console nor the API can show it later.</p>
+    <p class="once"><strong>Copy this ${noun} now: you will not see it again.</strong> ${kept}</p>
     <div class="field">
-      <label for="secret-value">API key</label>
+      <label for="secret-value">${label}</label>
       <div class="secret-row">
         <input id="secret-value" class="mono" readonly value=${secret || ''} ref=${input} onFocus=${(e) => e.currentTarget.select()} />
         <button type="button" onClick=${copy}>Copy</button>

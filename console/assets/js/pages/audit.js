@@ -6,7 +6,8 @@ import { Page, useApi, Result, Field, Facts, Time, Empty, Pager, JSONBlock } fro
 import { Diff } from '../diff.js';
 
 const types = ['', 'workspace', 'workspace_member', 'user', 'invite', 'api_key', 'rate_limit_policy', 'usage_limit_policy', 'integration', 'provider',
-  'config', 'config_default', 'guardrail', 'model_pricing', 'log_export', 'notification', 'organisation', 'reservation', 'bootstrap'];
+  'config', 'config_default', 'guardrail', 'prompt', 'prompt_partial', 'prompt_label', 'prompt_collection', 'model_pricing', 'log_export',
+  'notification', 'webhook', 'organisation', 'reservation', 'bootstrap'];
 
 const filterNames = ['resource_type', 'resource_id', 'action', 'user_type', 'start_time', 'end_time'];
 

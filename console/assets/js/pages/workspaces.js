@@ -2,7 +2,7 @@
 import { html, useState } from '../lib.js';
 import { api, asOf } from '../api.js';
 import { Link } from '../router.js';
-import { Page, useApi, Result, FormBox, Field, useSubmit, errorFor, Facts, Time, Status, UsageBar, Empty, Confirm, ErrorAlert } from '../ui.js';
+import { Page, useApi, Result, FormBox, Field, useSubmit, errorFor, Facts, Time, Status, UsageBar, Empty, Confirm, ErrorAlert, Dialog } from '../ui.js';
 
 // Budgets shows a resource's usage limits against its current usage, or says usage is not
 // kept in history.
@@ -38,6 +38,41 @@ export function Workspaces() {
   <//>`;
 }
 
+// CachePurge empties the workspace's answer cache, one namespace at a time, after a dialog
+// that asks for the namespace (empty: the default one) and says what a purge does.
+function CachePurge({ workspaceID }) {
+  const [open, setOpen] = useState(false);
+  const [done, setDone] = useState(null);
+  const sub = useSubmit(async (v) => {
+    const { data } = await api(`/workspaces/${encodeURIComponent(workspaceID)}/cache`, { method: 'DELETE', query: { namespace: v.namespace.trim() } });
+    setOpen(false);
+    setDone(data);
+  });
+  const close = () => {
+    setOpen(false);
+    sub.setError(null);
+  };
+  return html`<section aria-labelledby="cache-h">
+    <h2 id="cache-h">Answer cache</h2>
+    <p class="hint">Answers stored for this workspace's requests whose config turns the cache on, by namespace (<code>x-gateway-cache-namespace</code>). A purge removes them on every instance; the next such request calls its provider.</p>
+    ${asOf() ? html`<p class="note">Writes are off in a historical view: return to the present to purge the cache.</p>`
+      : html`<div class="actions"><button type="button" class="danger" onClick=${() => { setDone(null); setOpen(true); }}>Purge answer cache</button></div>`}
+    <p role="status" class="purged">${done && `Purged ${done.deleted} ${done.deleted === 1 ? 'entry' : 'entries'} from ${done.namespace ? 'the namespace “' + done.namespace + '”' : 'the default namespace'}.`}</p>
+    <${Dialog} open=${open} title="Purge the answer cache?" onClose=${close}>
+      <form onSubmit=${sub.onSubmit} novalidate>
+        <p>Every cached answer of this workspace in the namespace below is removed; this cannot be undone.</p>
+        <${Field} label="Namespace (optional)" name="namespace" autocomplete="off" hint="Empty: the default namespace, of the requests that send no x-gateway-cache-namespace."
+          error=${errorFor(sub.error, 'namespace')} />
+        <${ErrorAlert} error=${sub.error} prefix="The API refused this" />
+        <div class="actions">
+          <button type="submit" class="danger" aria-disabled=${sub.busy ? 'true' : undefined}>${sub.busy ? 'Working…' : 'Purge'}</button>
+          <button type="button" onClick=${close}>Cancel</button>
+        </div>
+      </form>
+    <//>
+  </section>`;
+}
+
 const roles = [{ value: 'member', label: 'Member' }, { value: 'manager', label: 'Manager' }, { value: 'admin', label: 'Admin' }];
 
 export function WorkspaceDetail({ params }) {
@@ -68,6 +103,7 @@ export function WorkspaceDetail({ params }) {
           ${!asOf() && html`<td><button type="button" class="small" onClick=${() => setRemoving(m)}>Remove<span class="visually-hidden"> ${m.email}</span></button></td>`}
         </tr>`)}</tbody></table>` : html`<${Empty}>No members.<//>`)}<//>
     </section>
+    <${CachePurge} workspaceID=${params.id} />
     <${FormBox} title="Add a member" submit="Add member" sub=${sub}>
       ${users.error && html`<${ErrorAlert} error=${users.error} prefix="Could not list the organisation's users" />`}
       <${Field} label="User" name="users" as="select" errorNames=${['id']} error=${errorFor(sub.error, 'users', 'id')}
