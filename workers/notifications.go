@@ -179,7 +179,10 @@ func (w *NotificationWorker) Tick(ctx context.Context) error {
 	if maxAge <= 0 {
 		maxAge = DefaultNotificationMaxAge
 	}
-	pending, err := w.reads.PendingDeliveries(ctx, now.Add(-maxAge))
+	// Every notification not yet planned, however old: one older than maxAge is planned with
+	// nothing to deliver (skipped), so that no status stays pending for good and a first start
+	// does not mail the history.
+	pending, err := w.reads.PendingDeliveries(ctx, time.Time{})
 	if err != nil {
 		return err
 	}
@@ -187,6 +190,13 @@ func (w *NotificationWorker) Tick(ctx context.Context) error {
 	for _, n := range pending {
 		if ctx.Err() != nil {
 			break
+		}
+		if !n.Planned() && n.CreatedAt.Before(now.Add(-maxAge)) {
+			if _, err := w.plan.Handle(asWorker(ctx, n, "notification-plan-"+n.ID),
+				commands.PlanNotificationDeliveries{NotificationID: n.ID}); err != nil {
+				errs = append(errs, fmt.Errorf("notification %s: skip: %w", n.ID, err))
+			}
+			continue
 		}
 		if !n.Planned() {
 			planned, err := w.planned(ctx, n)

@@ -333,3 +333,23 @@ func drain(ctx context.Context, a *RateLimitAlerts) {
 		}
 	}
 }
+
+// A notification older than the maximum age when the worker first sees it (a first start over
+// a long history) is not delivered, and is settled as skipped, not left pending for good; a
+// recent one beside it is delivered.
+func TestNotificationsTooOldAreSkippedNotLeftPending(t *testing.T) {
+	w := newDeliveryWorld(t, func(rw http.ResponseWriter, _ *http.Request) { rw.WriteHeader(http.StatusNoContent) })
+	_, err := w.app.CreateWebhook.Handle(w.admin(), commands.CreateWebhook{Name: "all", URL: w.rcv.URL})
+	require.NoError(t, err)
+	w.fold()
+	appendEvent(t, w.d, domain.Stream(domain.NotificationPrefix, "n-old"), domain.NotificationRecorded{NotificationID: "n-old",
+		OrganisationID: exportOrg, Kind: domain.NotifyKeyRotated, Subject: "s", At: w.d.Now().Add(-48 * time.Hour)})
+	w.record("n-new")
+	wk := w.worker()
+	wk.MaxAge = 24 * time.Hour
+	assert.Equal(t, domain.DeliveryDelivered, w.settle(wk, "n-new").Status)
+	old := w.settle(wk, "n-old")
+	assert.Equal(t, domain.DeliverySkipped, old.Status)
+	assert.Empty(t, old.Deliveries)
+	assert.EqualValues(t, 1, w.hits.Load(), "only the recent one was sent")
+}
