@@ -358,11 +358,8 @@ func (p *Prompt) MakeDefault(n int, by string, now time.Time) ([]Event, error) {
 	if !p.Exists() {
 		return nil, Errorf(CodeNotFound, "prompt not found")
 	}
-	if _, ok := p.Version(n); !ok {
-		return nil, &Error{Code: CodeNotFound, Param: "version", Message: fmt.Sprintf("prompt %s has no version %d (it has 1 to %d)", p.ID, n, len(p.Versions))}
-	}
-	if p.DefaultVersion == n {
-		return nil, nil
+	if changed, err := p.defaultTo("prompt "+p.ID, n); err != nil || !changed {
+		return nil, err
 	}
 	return []Event{PromptDefaultSet{PromptID: p.ID, Version: n, By: by, At: now}}, nil
 }
@@ -373,14 +370,11 @@ func (p *Prompt) LabelVersion(versionID, labelID, by string, now time.Time) ([]E
 	if !p.Exists() {
 		return nil, Errorf(CodeNotFound, "prompt not found")
 	}
-	v, ok := p.VersionByID(versionID)
-	if !ok {
-		return nil, &Error{Code: CodeNotFound, Param: "versionId", Message: "prompt " + p.ID + " has no version " + versionID}
+	n, changed, err := p.labelTo("prompt "+p.ID, versionID, labelID)
+	if err != nil || !changed {
+		return nil, err
 	}
-	if p.LabelOf(v.Number) == labelID && (labelID == "" || p.Labels[labelID] == v.Number) {
-		return nil, nil
-	}
-	return []Event{PromptVersionLabelled{PromptID: p.ID, Version: v.Number, LabelID: labelID, By: by, At: now}}, nil
+	return []Event{PromptVersionLabelled{PromptID: p.ID, Version: n, LabelID: labelID, By: by, At: now}}, nil
 }
 
 // Archive decides the deletion of a prompt.

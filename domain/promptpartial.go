@@ -1,7 +1,6 @@
 package domain
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -238,11 +237,8 @@ func (p *PromptPartial) MakeDefault(n int, by string, now time.Time) ([]Event, e
 	if !p.Exists() {
 		return nil, Errorf(CodeNotFound, "prompt partial not found")
 	}
-	if _, ok := p.Version(n); !ok {
-		return nil, &Error{Code: CodeNotFound, Param: "version", Message: fmt.Sprintf("prompt partial %s has no version %d (it has 1 to %d)", p.ID, n, len(p.Versions))}
-	}
-	if p.DefaultVersion == n {
-		return nil, nil
+	if changed, err := p.defaultTo("prompt partial "+p.ID, n); err != nil || !changed {
+		return nil, err
 	}
 	return []Event{PromptPartialDefaultSet{PartialID: p.ID, Version: n, By: by, At: now}}, nil
 }
@@ -252,14 +248,11 @@ func (p *PromptPartial) LabelVersion(versionID, labelID, by string, now time.Tim
 	if !p.Exists() {
 		return nil, Errorf(CodeNotFound, "prompt partial not found")
 	}
-	v, ok := p.VersionByID(versionID)
-	if !ok {
-		return nil, &Error{Code: CodeNotFound, Param: "versionId", Message: "prompt partial " + p.ID + " has no version " + versionID}
+	n, changed, err := p.labelTo("prompt partial "+p.ID, versionID, labelID)
+	if err != nil || !changed {
+		return nil, err
 	}
-	if p.LabelOf(v.Number) == labelID && (labelID == "" || p.Labels[labelID] == v.Number) {
-		return nil, nil
-	}
-	return []Event{PromptPartialVersionLabelled{PartialID: p.ID, Version: v.Number, LabelID: labelID, By: by, At: now}}, nil
+	return []Event{PromptPartialVersionLabelled{PartialID: p.ID, Version: n, LabelID: labelID, By: by, At: now}}, nil
 }
 
 // Archive decides the deletion of a partial.

@@ -1,8 +1,13 @@
 package domain
 
+import "fmt"
+
 // Versioned is what prompts and their partials share: numbered versions, the one served by
 // default, and labels that point at versions and move.
-type Versioned[V interface{ versionID() string }] struct {
+type Versioned[V interface {
+	versionID() string
+	versionNumber() int
+}] struct {
 	Versions []V `json:"versions"`
 	// DefaultVersion is the number of the version served when none is named.
 	DefaultVersion int `json:"default_version"`
@@ -10,8 +15,10 @@ type Versioned[V interface{ versionID() string }] struct {
 	Labels map[string]int `json:"labels,omitempty"`
 }
 
-func (v PromptVersion) versionID() string  { return v.ID }
-func (v PartialVersion) versionID() string { return v.ID }
+func (v PromptVersion) versionID() string   { return v.ID }
+func (v PromptVersion) versionNumber() int  { return v.Number }
+func (v PartialVersion) versionID() string  { return v.ID }
+func (v PartialVersion) versionNumber() int { return v.Number }
 
 // Latest is the newest version.
 func (s *Versioned[V]) Latest() V {
@@ -83,4 +90,27 @@ func (s *Versioned[V]) Select(sel VersionSelector, labelID string) (V, bool) {
 		return s.Labelled(labelID)
 	}
 	return s.Default(), len(s.Versions) > 0
+}
+
+// defaultTo decides making version n the default of what (its name and id, for the error):
+// false when it already is; an unknown version is not found.
+func (s *Versioned[V]) defaultTo(what string, n int) (bool, error) {
+	if _, ok := s.Version(n); !ok {
+		return false, &Error{Code: CodeNotFound, Param: "version", Message: fmt.Sprintf("%s has no version %d (it has 1 to %d)", what, n, len(s.Versions))}
+	}
+	return s.DefaultVersion != n, nil
+}
+
+// labelTo decides pointing labelID at the version versionID of what ("" takes the version's
+// label away): the version's number, and false when the label already points there.
+func (s *Versioned[V]) labelTo(what, versionID, labelID string) (int, bool, error) {
+	v, ok := s.VersionByID(versionID)
+	if !ok {
+		return 0, false, &Error{Code: CodeNotFound, Param: "versionId", Message: what + " has no version " + versionID}
+	}
+	n := v.versionNumber()
+	if s.LabelOf(n) == labelID && (labelID == "" || s.Labels[labelID] == n) {
+		return n, false, nil
+	}
+	return n, true, nil
 }
