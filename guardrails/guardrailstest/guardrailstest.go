@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -78,6 +79,25 @@ func (r *recorder) record(c Call) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, c)
+}
+
+// signedPost reads and records a call, and answers it when it is not a POST signed with
+// secret: 405, or 401 naming why. It returns the body, and false when it answered.
+func (r *recorder) signedPost(rw http.ResponseWriter, req *http.Request, secret []byte) ([]byte, bool) {
+	body, err := io.ReadAll(io.LimitReader(req.Body, 32<<20))
+	if err != nil {
+		return nil, false
+	}
+	r.record(Call{Header: req.Header.Clone(), Body: body})
+	if req.Method != http.MethodPost {
+		writeAnswer(rw, http.StatusMethodNotAllowed, map[string]any{"error": "POST only"})
+		return nil, false
+	}
+	if err := VerifySignature(secret, req.Header.Get(SignatureHeader), body, time.Now(), SignatureTolerance); err != nil {
+		writeAnswer(rw, http.StatusUnauthorized, map[string]any{"error": err.Error()})
+		return nil, false
+	}
+	return body, true
 }
 
 // Calls returns the requests received so far.

@@ -2,12 +2,10 @@ package guardrailstest
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
-	"time"
 )
 
 // PolicyRequest is the body default.externalPolicy posts to its policy service.
@@ -58,17 +56,8 @@ func (p *PolicyService) SetPolicy(id string, d Decision) {
 }
 
 func (p *PolicyService) serve(rw http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 32<<20))
-	if err != nil {
-		return
-	}
-	p.record(Call{Header: r.Header.Clone(), Body: body})
-	if r.Method != http.MethodPost {
-		writeAnswer(rw, http.StatusMethodNotAllowed, map[string]any{"error": "POST only"})
-		return
-	}
-	if err := VerifySignature(p.secret, r.Header.Get(SignatureHeader), body, time.Now(), SignatureTolerance); err != nil {
-		writeAnswer(rw, http.StatusUnauthorized, map[string]any{"error": err.Error()})
+	body, ok := p.signedPost(rw, r, p.secret)
+	if !ok {
 		return
 	}
 	var req PolicyRequest

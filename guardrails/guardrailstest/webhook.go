@@ -2,12 +2,10 @@ package guardrailstest
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
-	"time"
 )
 
 // RawBody is an answer written as it is, not as JSON: for answers that are not JSON.
@@ -43,17 +41,8 @@ func (w *Webhook) Answer(f func(event map[string]any) (status int, body any)) {
 }
 
 func (w *Webhook) serve(rw http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 32<<20))
-	if err != nil {
-		return
-	}
-	w.record(Call{Header: r.Header.Clone(), Body: body})
-	if r.Method != http.MethodPost {
-		writeAnswer(rw, http.StatusMethodNotAllowed, map[string]any{"error": "POST only"})
-		return
-	}
-	if err := VerifySignature(w.secret, r.Header.Get(SignatureHeader), body, time.Now(), SignatureTolerance); err != nil {
-		writeAnswer(rw, http.StatusUnauthorized, map[string]any{"error": err.Error()})
+	body, ok := w.signedPost(rw, r, w.secret)
+	if !ok {
 		return
 	}
 	var event map[string]any
